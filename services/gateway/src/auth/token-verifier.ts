@@ -1,0 +1,114 @@
+// Bearer-token verification for the write routes. The algorithm is pinned to the configured key's,
+// `exp` is required, and issuer and audience are checked when configured. A token that verified once
+// is remembered until it expires, so a device posting every few seconds with the same token does not
+// pay for a signature check each time.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { AppError } from '@fleet/shared';
+
+export interface TokenVerifierOptions {
+  secret?: string;
+  publicKeyPem?: string;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+  cacheSize: number;
+}
+
+export interface TokenVerifier {
+  verify(authorization: string | undefined): Promise<void>;
+}
+
+function invalidToken(cause: string, error?: unknown): AppError {
+  return new AppError({ kind: 'tokenInvalid', detail: `Context creation failed: ${cause}`, cause: error });
+}
+
+/** Translates jose's errors into the causes clients see in `detail`. */
+export function describeTokenError(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'jwt expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'exp') return 'jwt must have a numeric exp claim';
+    if (error.claim === 'nbf') return 'jwt not active';
+    if (error.claim === 'iss') return 'jwt issuer invalid';
+    if (error.claim === 'aud') return 'jwt audience invalid';
+    if (error.claim === 'iat') return 'jwt issued-at invalid';
+    return `jwt claim ${error.claim} invalid`;
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'jwt algorithm not allowed';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'invalid signature';
+  if (error instanceof errors.JWKSNoMatchingKey) return 'no key matches the jwt';
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JOSEError && error.code === 'ERR_JWKS_INVALID') {
+    return 'signing keys unavailable';
+  }
+  if (error instanceof errors.JOSENotSupported) return 'jwt uses an unsupported header';
+  return 'jwt malformed';
+}
+
+function algorithmOf(key: KeyObject): string[] {
+  if (key.asymmetricKeyType === 'rsa') return ['RS256'];
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return ['ES256'];
+  throw new Error('JWT_PUBLIC_KEY must be an RSA or a P-256 EC public key (RS256 or ES256)');
+}
+
+/** 9999-12-31T23:59:59Z */
+const MAX_EXP_SECONDS = 253_402_300_799;
+const bearerPattern = /^Bearer[ ]+(\S+)[ ]*$/i;
+const compactJws = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  let verifyWith: (token: string, verifyOptions: JWTVerifyOptions) => Promise<{ payload: JWTPayload }>;
+  let algorithms: string[];
+  if (options.secret) {
+    const secret = new TextEncoder().encode(options.secret);
+    verifyWith = (token, verifyOptions) => jwtVerify(token, secret, verifyOptions);
+    algorithms = ['HS256'];
+  } else if (options.publicKeyPem) {
+    const publicKey: KeyObject = createPublicKey(options.publicKeyPem.replace(/\\n/g, '\n'));
+    verifyWith = (token, verifyOptions) => jwtVerify(token, publicKey, verifyOptions);
+    algorithms = algorithmOf(publicKey);
+  } else if (options.jwksUrl) {
+    const keySet: JWTVerifyGetKey = createRemoteJWKSet(new URL(options.jwksUrl), {
+      timeoutDuration: 2000,
+      cooldownDuration: 30_000,
+    });
+    verifyWith = (token, verifyOptions) => jwtVerify(token, keySet, verifyOptions);
+    algorithms = ['RS256', 'ES256'];
+  } else {
+    throw new Error('no JWT key configured');
+  }
+  const verifyOptions: JWTVerifyOptions = {
+    algorithms,
+    requiredClaims: ['exp'],
+    ...(options.issuer ? { issuer: options.issuer } : {}),
+    ...(options.audience ? { audience: options.audience } : {}),
+  };
+  // token -> its exp in milliseconds
+  const verified = new LRUCache<string, number>({ max: options.cacheSize });
+
+  return {
+    async verify(authorization) {
+      const token = authorization ? bearerPattern.exec(authorization)?.[1] : undefined;
+      if (!token) throw new AppError({ kind: 'tokenRequired' });
+
+      const expiresAt = verified.get(token);
+      if (expiresAt !== undefined) {
+        if (expiresAt > Date.now()) return;
+        verified.delete(token);
+        throw invalidToken('jwt expired');
+      }
+      if (!compactJws.test(token)) throw invalidToken('jwt malformed');
+
+      try {
+        const { payload } = await verifyWith(token, verifyOptions);
+        if (typeof payload.exp !== 'number') throw invalidToken('jwt must have a numeric exp claim');
+        // An exp written in milliseconds would otherwise make a token valid for fifty thousand years.
+        if (payload.exp > MAX_EXP_SECONDS) throw invalidToken('jwt exp is not in seconds');
+        verified.set(token, payload.exp * 1000);
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        throw invalidToken(describeTokenError(error), error);
+      }
+    },
+  };
+}

@@ -1,0 +1,51 @@
+// The one place an error becomes an HTTP response. Everything a client receives is JSON, including
+// body-parser failures and unknown routes; anything unexpected is logged and answered with a bare 500.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, type Logger } from '@fleet/shared';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+function fromBodyParser(error: BodyParserError): AppError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new AppError({ kind: 'malformedBody', detail: 'the body is not valid JSON' });
+    case 'entity.too.large':
+      return new AppError({ kind: 'payloadTooLarge' });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError({ kind: 'unsupportedMediaType', detail: 'unsupported body encoding or charset' });
+    case 'parameters.too.many':
+      return new AppError({ kind: 'payloadTooLarge', detail: 'too many form fields' });
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new AppError({ kind: 'malformedBody', detail: 'the body could not be read' });
+    default:
+      return undefined;
+  }
+}
+
+export function sendError(res: Parameters<RequestHandler>[1], error: AppError): void {
+  if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  res.status(error.httpStatus).json(error.toJSON());
+}
+
+export const notFound: RequestHandler = (_req, res) => {
+  sendError(res, new AppError({ kind: 'routeNotFound' }));
+};
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
+    if (known) {
+      if (known.httpStatus >= 500) logger.warn({ code: known.code, detail: known.detail, path: req.path }, known.message);
+      return sendError(res, known);
+    }
+    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    sendError(res, new AppError({ kind: 'internal' }));
+  };
+}

@@ -1,0 +1,136 @@
+// Starts the gateway: connects PostgreSQL, Redis and Kafka (failing with one clear line when one is
+// unreachable), then serves HTTP. Returns a handle whose stop() shuts down in order.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import {
+  CommandBus,
+  createKafka,
+  createLogger,
+  createPool,
+  redactUrl,
+  topicsFor,
+  type Logger,
+} from '@fleet/shared';
+import { createTokenVerifier } from './auth/token-verifier';
+import type { GatewayConfig } from './config';
+import { createApp } from './http/app';
+
+export { gatewayConfig, type GatewayConfig } from './config';
+
+export interface Gateway {
+  port: number;
+  url: string;
+  bus: CommandBus;
+  stop(): Promise<void>;
+}
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+async function reach<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    throw new StartupError(`${what}: ${(error as Error).message || String(error)}`);
+  }
+}
+
+export function createRedis(url: string, commandTimeoutMs: number): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    // Fail a command at once while Redis is away instead of queueing it: the cache is optional.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2000,
+    enableAutoPipelining: true,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+}
+
+export async function start(config: GatewayConfig, logger: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<Gateway> {
+  if (config.jwtSecretGenerated) {
+    logger.warn('no JWT key configured: generated a throwaway development secret (set JWT_SECRET, JWT_PUBLIC_KEY or JWKS_URL)');
+  }
+  const tokens = createTokenVerifier({
+    secret: config.JWT_SECRET,
+    publicKeyPem: config.JWT_PUBLIC_KEY,
+    jwksUrl: config.JWKS_URL,
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    cacheSize: config.JWT_CACHE_SIZE,
+  });
+
+  const pool = createPool(
+    { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'fleet-gateway' },
+    logger,
+  );
+  const redis = createRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS);
+  redis.on('error', () => undefined); // outages are reported by the cache, once each
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `fleet-gateway-${config.instanceId}`, logger });
+  const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
+  const bus = new CommandBus({
+    kafka,
+    topics,
+    instanceId: config.instanceId,
+    logger,
+    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
+    publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+  });
+
+  const closeAll = async () => {
+    await Promise.allSettled([bus.stop(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
+  };
+  try {
+    await reach(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}`, () => pool.query('SELECT 1'));
+    await reach(`Redis is unreachable at ${redactUrl(config.REDIS_URL)}`, async () => {
+      await redis.connect();
+      await redis.ping();
+    });
+    await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => bus.start());
+  } catch (error) {
+    redis.disconnect();
+    await closeAll();
+    throw error;
+  }
+
+  let stopping = false;
+  const app = createApp({
+    logger,
+    trustProxy: config.TRUST_PROXY,
+    health: { pool, redis, bus, isStopping: () => stopping },
+    writes: { bus, topics, tokens, bodyLimit: config.BODY_LIMIT },
+  });
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, instanceId: config.instanceId, topics }, 'gateway listening');
+
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    bus,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      logger.info('gateway stopping: draining in-flight requests');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Keep-alive connections still busy are closed once their response is sent.
+      server.on('request', (_req, res) => res.setHeader('Connection', 'close'));
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, config.REPLY_TIMEOUT_MS + 1000))]);
+      server.closeAllConnections();
+      await closeAll();
+      logger.info('gateway stopped');
+    },
+  };
+}

@@ -1,0 +1,32 @@
+// Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
+// row is committed. Keyed by IMEI so each device's positions stay in order on one partition.
+import { AppError, tripLocationRequestSchema, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { validationError } from '../http/validation';
+
+export interface CreationResult {
+  message: string;
+  data: { id: number; information: string };
+}
+
+export interface WriteDeps {
+  bus: CommandBus;
+  topic: string;
+}
+
+export function toCreationResult(reply: CommandReply, message: string): CreationResult {
+  if (!reply.ok) throw AppError.fromCode(reply.code, reply.detail);
+  return { message, data: { id: reply.id, information: reply.information } };
+}
+
+export async function createTripLocation(body: unknown, requestId: string, deps: WriteDeps): Promise<CreationResult> {
+  const parsed = tripLocationRequestSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error);
+  const command: TripLocationCommand = { ...parsed.data, receivedAt: new Date().toISOString() };
+  const reply = await deps.bus.request({
+    topic: deps.topic,
+    key: command.imei,
+    value: command,
+    headers: { 'request-id': requestId },
+  });
+  return toCreationResult(reply, 'Trip location has been recorded');
+}

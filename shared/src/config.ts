@@ -1,0 +1,57 @@
+// Environment parsing shared by every service: one zod schema per service, parsed once at start,
+// failing with a message that names each bad variable.
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return result.data;
+}
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Empty strings count as unset, so `FOO=` in a compose file falls back to the default. */
+export const optionalString = z.preprocess((value) => (value === '' ? undefined : value), z.string().optional());
+
+export const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+  .default('postgres://root@127.0.0.1:5432/fleet');
+
+export const redisUrl = z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379');
+
+export const logLevel = z.enum(logLevels).default('info');
+
+export const kafkaBrokers = z
+  .string({ required_error: 'is required (npm start provides a development broker when it is unset)' })
+  .transform((value) => value.split(',').map((broker) => broker.trim()).filter(Boolean))
+  .refine((brokers) => brokers.length > 0, 'must list at least one host:port');
+
+export const topicPrefix = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits, ".", "_" and "-"')
+  .default('fleet');
+
+export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const booleanFlag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => value === 'true' || value === '1');
+
+/** The variables every service reads. */
+export const commonEnv = {
+  DATABASE_URL: postgresUrl,
+  LOG_LEVEL: logLevel,
+  KAFKA_BROKERS: kafkaBrokers,
+  KAFKA_TOPIC_PREFIX: topicPrefix,
+  DATABASE_POOL_SIZE: positiveInt(10),
+};

@@ -1,0 +1,78 @@
+// PostgreSQL connections: one pool per process, and the creation of the database itself when missing.
+import { Client, Pool, escapeIdentifier } from 'pg';
+import type { Logger } from '../logger';
+
+export interface PoolOptions {
+  connectionString: string;
+  max?: number;
+  applicationName: string;
+  /** How long a query may wait for a free connection before failing, so a lost database fails fast. */
+  connectionTimeoutMs?: number;
+  statementTimeoutMs?: number;
+}
+
+export function createPool(options: PoolOptions, logger?: Logger): Pool {
+  const pool = new Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client that loses its server emits here; without a listener the process would crash.
+  pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres connection lost'));
+  return pool;
+}
+
+export function databaseName(connectionString: string): string {
+  const name = decodeURIComponent(new URL(connectionString).pathname.slice(1));
+  if (!name) throw new Error(`DATABASE_URL names no database: ${redactUrl(connectionString)}`);
+  return name;
+}
+
+/** The URL without its password, for messages. */
+export function redactUrl(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/** Creates the database named in the URL when it does not exist yet, through the server's `postgres` database. */
+export async function ensureDatabase(connectionString: string): Promise<boolean> {
+  const name = databaseName(connectionString);
+  const adminUrl = new URL(connectionString);
+  adminUrl.pathname = '/postgres';
+  const client = new Client({ connectionString: adminUrl.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const existing = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (existing.rowCount) return false;
+    // CREATE DATABASE takes no parameters; the name is quoted as an identifier by pg itself.
+    await client.query(`CREATE DATABASE ${escapeIdentifier(name)}`);
+    return true;
+  } catch (error) {
+    // Two processes may race to create it; the loser finds it there.
+    if ((error as { code?: string }).code === '42P04') return false;
+    throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropDatabase(connectionString: string): Promise<void> {
+  const name = databaseName(connectionString);
+  const adminUrl = new URL(connectionString);
+  adminUrl.pathname = '/postgres';
+  const client = new Client({ connectionString: adminUrl.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}

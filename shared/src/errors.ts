@@ -1,0 +1,65 @@
+// The error vocabulary of the service. A code is the wire identifier clients and operators see; it
+// crosses process boundaries (writer replies carry the code, never a class name).
+export const errorCodes = {
+  tokenRequired: { code: 'E-G1/1-01', httpStatus: 401, message: 'Authentication token is required' },
+  tokenInvalid: { code: 'E-V1/1-03', httpStatus: 400, message: 'An error occurred while executing the query' },
+  validationFailed: { code: 'E-V1/1-01', httpStatus: 400, message: 'The request body is invalid' },
+  malformedBody: { code: 'E-V1/1-02', httpStatus: 400, message: 'The request body could not be parsed' },
+  unsupportedMediaType: { code: 'E-V1/1-04', httpStatus: 415, message: 'Unsupported content type' },
+  payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
+  apiKeyRequired: { code: 'E-A1/1-01', httpStatus: 401, message: 'A valid API key is required' },
+  categoryNotFound: { code: 'E-N1/1-01', httpStatus: 404, message: 'Product category not found' },
+  routeNotFound: { code: 'E-N1/1-02', httpStatus: 404, message: 'No such route' },
+  brokerUnavailable: { code: 'E-S1/1-01', httpStatus: 503, message: 'The message broker is unavailable, retry later' },
+  replyTimeout: { code: 'E-S1/1-02', httpStatus: 503, message: 'The write was not confirmed in time, retry later' },
+  databaseUnavailable: { code: 'E-S1/1-03', httpStatus: 503, message: 'The database is unavailable, retry later' },
+  shuttingDown: { code: 'E-S1/1-04', httpStatus: 503, message: 'The service is shutting down, retry later' },
+  internal: { code: 'E-S1/1-00', httpStatus: 500, message: 'Internal server error' },
+} as const;
+
+export type ErrorKind = keyof typeof errorCodes;
+
+export interface AppErrorOptions {
+  kind: ErrorKind;
+  message?: string;
+  detail?: string;
+  /** Extra fields for the JSON body, e.g. validation issues. */
+  body?: Record<string, unknown>;
+  /** Seconds a client should wait before retrying (503s). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: string;
+  readonly httpStatus: number;
+  readonly detail: string | undefined;
+  readonly body: Record<string, unknown> | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(options: AppErrorOptions) {
+    const known = errorCodes[options.kind];
+    super(options.message ?? known.message, { cause: options.cause });
+    this.code = known.code;
+    this.httpStatus = known.httpStatus;
+    this.detail = options.detail;
+    this.body = options.body;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  /** Rebuilds an error received by code from another process (a writer's reply). */
+  static fromCode(code: string, detail?: string): AppError {
+    const kind = (Object.keys(errorCodes) as ErrorKind[]).find((name) => errorCodes[name].code === code) ?? 'internal';
+    return new AppError({ kind, detail });
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.detail === undefined ? {} : { detail: this.detail }),
+      ...this.body,
+    };
+  }
+}

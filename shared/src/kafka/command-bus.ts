@@ -1,0 +1,313 @@
+// The gateway's side of the command protocol: publish a command, wait for the writer's reply.
+//
+// Commands from concurrent requests are gathered while a produce is in flight and sent as one batch,
+// so throughput grows with load instead of paying a broker round trip per request. Every gateway
+// instance reads the reply topic through a consumer group of its own, so each reply reaches the
+// instance that asked however many run; replies for other instances are skipped by correlation id.
+import { randomUUID } from 'node:crypto';
+import type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
+import { AppError } from '../errors';
+import type { Logger } from '../logger';
+import { commandReplySchema, type CommandReply } from '../schemas/reply.schema';
+import { headers, type Topics } from './topics';
+
+export interface CommandBusOptions {
+  kafka: Kafka;
+  topics: Topics;
+  /** Unique per running gateway; names its reply consumer group. */
+  instanceId: string;
+  logger: Logger;
+  /** How long a request waits for its writer's reply before answering 503. */
+  replyTimeoutMs: number;
+  /** How long a produce may take before the broker is considered unavailable. */
+  publishTimeoutMs: number;
+  /** How often the broker is checked (more often while it is down). */
+  healthIntervalMs?: number;
+  /** The most commands sent in one produce request. */
+  maxBatchSize?: number;
+  /** Observes each produce: batch size and seconds taken. */
+  onPublish?: (size: number, seconds: number, ok: boolean) => void;
+}
+
+export interface CommandRequest {
+  topic: string;
+  key: string;
+  value: unknown;
+  headers?: Record<string, string>;
+}
+
+interface Pending {
+  resolve: (reply: CommandReply) => void;
+  reject: (error: AppError) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface Queued {
+  topic: string;
+  message: Message;
+  correlationId: string;
+}
+
+const PROBE_HEADER = 'reply-probe';
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class CommandBus {
+  private readonly producer: Producer;
+  private readonly consumer: Consumer;
+  private readonly admin: Admin;
+  private readonly pending = new Map<string, Pending>();
+  private queue: Queued[] = [];
+  private flushing = false;
+  private brokerDownSince: number | undefined;
+  private started = false;
+  private stopping = false;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private readonly probes = new Map<string, () => void>();
+
+  constructor(private readonly options: CommandBusOptions) {
+    const { kafka } = options;
+    this.producer = kafka.producer({
+      allowAutoTopicCreation: true,
+      // The bus bounds each produce itself; kafkajs's own retries would only hold a request longer.
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    });
+    this.consumer = kafka.consumer({
+      groupId: `${options.topics.replies}.${options.instanceId}`,
+      allowAutoTopicCreation: true,
+      maxWaitTimeInMs: 100,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3000,
+    });
+    this.admin = kafka.admin();
+  }
+
+  async start(): Promise<void> {
+    await this.producer.connect();
+    await this.admin.connect();
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.options.topics.replies, fromBeginning: false });
+    await this.consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) this.onReply(message.headers, message.value);
+      },
+    });
+    await this.awaitReplyPath();
+    this.started = true;
+    this.scheduleHealthCheck();
+  }
+
+  /** True while commands can be published and replies received. */
+  isReady(): boolean {
+    return this.started && !this.stopping && this.brokerDownSince === undefined;
+  }
+
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Publishes a command and resolves with the writer's reply. Fails with a 503 AppError, never hangs. */
+  request(command: CommandRequest): Promise<CommandReply> {
+    if (this.stopping) return Promise.reject(new AppError({ kind: 'shuttingDown', retryAfterSeconds: 1 }));
+    if (!this.started || this.brokerDownSince !== undefined) {
+      return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
+    }
+    const correlationId = randomUUID();
+    return new Promise<CommandReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        reject(
+          new AppError({
+            kind: 'replyTimeout',
+            detail: `no reply within ${this.options.replyTimeoutMs} ms; retrying is safe`,
+            retryAfterSeconds: 1,
+          }),
+        );
+      }, this.options.replyTimeoutMs);
+      this.pending.set(correlationId, { resolve, reject, timer });
+      this.queue.push({
+        topic: command.topic,
+        correlationId,
+        message: {
+          key: command.key,
+          value: JSON.stringify(command.value),
+          headers: {
+            ...command.headers,
+            [headers.correlationId]: correlationId,
+            [headers.replyTopic]: this.options.topics.replies,
+          },
+        },
+      });
+      this.scheduleFlush();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.healthTimer);
+    // In-flight requests still get their replies (or their timeouts) before the consumer goes.
+    const deadline = Date.now() + this.options.replyTimeoutMs;
+    while (this.pending.size > 0 && Date.now() < deadline) await delay(20);
+    await Promise.allSettled([this.consumer.disconnect(), this.producer.disconnect(), this.admin.disconnect()]);
+  }
+
+  private onReply(messageHeaders: Message['headers'], value: Buffer | null): void {
+    const correlationId = messageHeaders?.[headers.correlationId]?.toString();
+    if (!correlationId) return;
+    if (messageHeaders?.[PROBE_HEADER]) {
+      this.probes.get(correlationId)?.();
+      return;
+    }
+    const entry = this.pending.get(correlationId);
+    if (!entry || !value) return;
+    this.pending.delete(correlationId);
+    clearTimeout(entry.timer);
+    try {
+      entry.resolve(commandReplySchema.parse(JSON.parse(value.toString())));
+    } catch (error) {
+      this.options.logger.error({ err: error, correlationId }, 'unreadable reply from a writer');
+      entry.reject(new AppError({ kind: 'internal', cause: error }));
+    }
+  }
+
+  /** Requests arriving in the same turn of the event loop, or while a produce is in flight, share a batch. */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.options.maxBatchSize ?? 2000);
+        await this.publish(batch);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async publish(batch: Queued[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const { topic, message } of batch) {
+      const messages = byTopic.get(topic) ?? [];
+      messages.push(message);
+      byTopic.set(topic, messages);
+    }
+    const started = process.hrtime.bigint();
+    try {
+      await withTimeout(
+        this.producer.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        }),
+        this.options.publishTimeoutMs,
+        'publishing to Kafka',
+      );
+      this.options.onPublish?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9, true);
+      this.markBrokerUp();
+    } catch (error) {
+      this.options.onPublish?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9, false);
+      this.markBrokerDown(error);
+      for (const { correlationId } of batch) {
+        const entry = this.pending.get(correlationId);
+        if (!entry) continue;
+        this.pending.delete(correlationId);
+        clearTimeout(entry.timer);
+        entry.reject(
+          new AppError({
+            kind: 'brokerUnavailable',
+            detail: 'the command could not be published; retrying is safe',
+            retryAfterSeconds: 1,
+            cause: error,
+          }),
+        );
+      }
+    }
+  }
+
+  private markBrokerDown(error: unknown): void {
+    if (this.brokerDownSince !== undefined) return;
+    this.brokerDownSince = Date.now();
+    this.options.logger.error({ err: (error as Error).message }, 'Kafka is unavailable; answering 503 until it returns');
+    this.scheduleHealthCheck();
+  }
+
+  private markBrokerUp(): void {
+    if (this.brokerDownSince === undefined) return;
+    this.options.logger.info({ downForMs: Date.now() - this.brokerDownSince }, 'Kafka is available again');
+    this.brokerDownSince = undefined;
+  }
+
+  /** Checks the broker in the background, so readiness reflects an outage even without traffic. */
+  private scheduleHealthCheck(): void {
+    clearTimeout(this.healthTimer);
+    if (this.stopping) return;
+    const interval = this.options.healthIntervalMs ?? 5000;
+    this.healthTimer = setTimeout(
+      async () => {
+        try {
+          await withTimeout(
+            this.admin.fetchTopicMetadata({ topics: [this.options.topics.replies] }),
+            this.options.publishTimeoutMs,
+            'a broker health check',
+          );
+          this.markBrokerUp();
+        } catch (error) {
+          this.markBrokerDown(error);
+        }
+        this.scheduleHealthCheck();
+      },
+      this.brokerDownSince === undefined ? interval : Math.min(interval, 1000),
+    );
+    this.healthTimer.unref();
+  }
+
+  /**
+   * A new consumer group starts reading at the latest offset only once it has fetched, so a reply sent
+   * before then would be missed. A probe on every partition of the reply topic proves the consumer is
+   * positioned before the gateway takes any request.
+   */
+  private async awaitReplyPath(): Promise<void> {
+    const topic = this.options.topics.replies;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const metadata = await this.admin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = metadata.topics[0]?.partitions.map((p) => p.partitionId) ?? [];
+      if (partitions.length === 0) {
+        await delay(200);
+        continue;
+      }
+      const ids = partitions.map(() => randomUUID());
+      const arrived = ids.map((id) => new Promise<void>((resolve) => this.probes.set(id, resolve)));
+      await this.producer.send({
+        topic,
+        acks: -1,
+        messages: partitions.map((partition, index) => ({
+          partition,
+          value: null,
+          headers: { [headers.correlationId]: ids[index]!, [PROBE_HEADER]: '1' },
+        })),
+      });
+      const ok = await withTimeout(Promise.all(arrived), 2000, 'the reply probe').then(
+        () => true,
+        () => false,
+      );
+      for (const id of ids) this.probes.delete(id);
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error('the reply consumer did not start reading within 60 s');
+    }
+  }
+}

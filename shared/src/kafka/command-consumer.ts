@@ -1,0 +1,189 @@
+// The writers' side of the command protocol, shared by trip-writer and group-writer: consume a batch,
+// decode it with the shared schema, store the batch in one go, reply to each command, and only then
+// resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
+// idempotently; a message that cannot be decoded goes to the dead-letter topic with its reason.
+import type { Consumer, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { z } from 'zod';
+import type { Logger } from '../logger';
+import type { CommandReply } from '../schemas/reply.schema';
+import { headers, type Topics } from './topics';
+
+export interface StoredCommand {
+  id: number;
+  information: string;
+  duplicate: boolean;
+}
+
+export interface DecodedCommand<C> {
+  command: C;
+  message: KafkaMessage;
+}
+
+export interface CommandConsumerOptions<S extends z.ZodTypeAny> {
+  kafka: Kafka;
+  topics: Topics;
+  topic: string;
+  groupId: string;
+  schema: S;
+  logger: Logger;
+  /** Stores a batch and returns one result per command, in order. Must be idempotent. */
+  store: (commands: Array<DecodedCommand<z.output<S>>>) => Promise<StoredCommand[]>;
+  /** Partitions processed at once by this instance. */
+  concurrency?: number;
+  metrics?: {
+    batch?: (size: number) => void;
+    stored?: (inserted: number, duplicates: number) => void;
+    deadLettered?: (count: number) => void;
+  };
+}
+
+export interface CommandConsumer {
+  stop(): Promise<void>;
+}
+
+function headerText(messageHeaders: IHeaders | undefined, name: string): string | undefined {
+  const value = messageHeaders?.[name];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value[0]?.toString() : value.toString();
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function decode<S extends z.ZodTypeAny>(
+  schema: S,
+  message: KafkaMessage,
+): { ok: true; command: z.output<S> } | { ok: false; reason: string } {
+  if (!message.value) return { ok: false, reason: 'empty message' };
+  let json: unknown;
+  try {
+    json = JSON.parse(message.value.toString('utf8'));
+  } catch (error) {
+    return { ok: false, reason: `not JSON: ${(error as Error).message}` };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return { ok: false, reason: `invalid command: ${first?.path.join('.') || '(root)'}: ${first?.message}` };
+  }
+  return { ok: true, command: parsed.data };
+}
+
+export async function startCommandConsumer<S extends z.ZodTypeAny>(
+  options: CommandConsumerOptions<S>,
+): Promise<CommandConsumer> {
+  const { kafka, topics, logger } = options;
+  const producer: Producer = kafka.producer({ allowAutoTopicCreation: true });
+  const consumer: Consumer = kafka.consumer({
+    groupId: options.groupId,
+    allowAutoTopicCreation: true,
+    maxWaitTimeInMs: 100,
+    sessionTimeout: 30_000,
+    heartbeatInterval: 3000,
+  });
+  let failingSince: number | undefined;
+
+  /** Retries a step until it succeeds or this consumer no longer owns the partition. */
+  async function persistently<T>(
+    what: string,
+    step: () => Promise<T>,
+    owned: () => boolean,
+    heartbeat: () => Promise<void>,
+  ): Promise<T | undefined> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const result = await step();
+        if (failingSince !== undefined) {
+          logger.info({ downForMs: Date.now() - failingSince }, `${what} works again`);
+          failingSince = undefined;
+        }
+        return result;
+      } catch (error) {
+        if (failingSince === undefined) {
+          failingSince = Date.now();
+          logger.error({ err: (error as Error).message }, `${what} failed; retrying without committing offsets`);
+        }
+        if (!owned()) return undefined;
+        await delay(Math.min(100 * 2 ** attempt, 2000));
+        await heartbeat().catch(() => undefined);
+        if (!owned()) return undefined;
+      }
+    }
+  }
+
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topic: options.topic, fromBeginning: true });
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: options.concurrency ?? 2,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      if (batch.messages.length === 0) return;
+      const owned = () => isRunning() && !isStale();
+      const decoded: Array<DecodedCommand<z.output<S>>> = [];
+      const deadLetters: Message[] = [];
+      for (const message of batch.messages) {
+        const result = decode(options.schema, message);
+        if (result.ok) {
+          decoded.push({ command: result.command, message });
+        } else {
+          logger.warn({ offset: message.offset, partition: batch.partition, reason: result.reason }, 'dead-lettering a message');
+          deadLetters.push({
+            key: message.key,
+            value: message.value,
+            headers: {
+              ...message.headers,
+              [headers.deadLetterReason]: result.reason,
+              [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
+            },
+          });
+        }
+      }
+      options.metrics?.batch?.(batch.messages.length);
+
+      const stored = decoded.length
+        ? await persistently('storing to PostgreSQL', () => options.store(decoded), owned, heartbeat)
+        : [];
+      if (stored === undefined) return;
+
+      const replies = new Map<string, Message[]>();
+      stored.forEach((result, index) => {
+        const { message } = decoded[index]!;
+        const correlationId = headerText(message.headers, headers.correlationId);
+        const replyTopic = headerText(message.headers, headers.replyTopic);
+        if (!correlationId || !replyTopic) return;
+        const reply: CommandReply = { ok: true, ...result };
+        const list = replies.get(replyTopic) ?? [];
+        list.push({ key: message.key, value: JSON.stringify(reply), headers: { [headers.correlationId]: correlationId } });
+        replies.set(replyTopic, list);
+      });
+      const topicMessages = [...replies].map(([topic, messages]) => ({ topic, messages }));
+      if (deadLetters.length) topicMessages.push({ topic: topics.deadLetter, messages: deadLetters });
+
+      if (topicMessages.length) {
+        const sent = await persistently(
+          'publishing replies',
+          () => producer.sendBatch({ acks: -1, topicMessages }),
+          owned,
+          heartbeat,
+        );
+        if (sent === undefined) return;
+      }
+
+      const duplicates = stored.filter((result) => result.duplicate).length;
+      options.metrics?.stored?.(stored.length - duplicates, duplicates);
+      if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
+      resolveOffset(batch.lastOffset());
+      await heartbeat();
+    },
+  });
+
+  return {
+    async stop() {
+      // disconnect() lets the batch in progress finish and commits its resolved offsets.
+      await consumer.disconnect();
+      await producer.disconnect();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// Form bodies carry every field as a string, and devices are inconsistent even in JSON. These
+// preprocessors accept a number or a strictly numeric string, and a boolean or one of four boolean
+// words; anything else is left as it is so that zod reports a type error naming the field.
+import { z } from 'zod';
+
+const numericText = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+function toNumber(value: unknown): unknown {
+  if (typeof value === 'string' && numericText.test(value.trim())) return Number(value.trim());
+  return value;
+}
+
+const booleanWords: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
+
+function toBoolean(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const word = booleanWords[value.trim().toLowerCase()];
+    return word ?? value;
+  }
+  if (value === 1) return true;
+  if (value === 0) return false;
+  return value;
+}
+
+/** A finite number, given as a number or a numeric string ("12.5", not "0x10" or "Infinity"). */
+export const numberLike = () =>
+  z.preprocess(toNumber, z.number({ invalid_type_error: 'Expected a number or a numeric string' }).finite());
+
+/** A boolean, given as true/false, 1/0 or the strings "true", "false", "1", "0". */
+export const booleanLike = () =>
+  z.preprocess(
+    toBoolean,
+    z.boolean({ invalid_type_error: 'Expected a boolean: true, false, 1 or 0' }),
+  );

@@ -1,0 +1,61 @@
+// What every service's main.ts does: parse config, start, stop gracefully on SIGTERM/SIGINT. A bad
+// variable or an unreachable dependency ends the process with one clear line, not a stack trace loop.
+import { ConfigError } from './config';
+import { createLogger, type Logger } from './logger';
+
+export interface RunningService {
+  stop(): Promise<void>;
+}
+
+export interface PreparedService {
+  level: string;
+  start: (logger: Logger) => Promise<RunningService>;
+}
+
+const STOP_DEADLINE_MS = 20_000;
+
+export function runService(name: string, prepare: () => PreparedService): void {
+  let logger = createLogger(name);
+  let prepared: PreparedService;
+  try {
+    prepared = prepare();
+  } catch (error) {
+    logger.fatal(error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+  logger = createLogger(name, prepared.level);
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    process.exit(1);
+  });
+
+  prepared.start(logger).then(
+    (service) => {
+      let stopping = false;
+      const shutdown = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'stopping');
+        const deadline = setTimeout(() => {
+          logger.error('graceful stop took too long; exiting');
+          process.exit(1);
+        }, STOP_DEADLINE_MS);
+        deadline.unref();
+        service.stop().then(
+          () => process.exit(0),
+          (error) => {
+            logger.error({ err: error }, 'error while stopping');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+    },
+    (error: Error) => {
+      logger.fatal(`cannot start: ${error.message}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,176 @@
+// What component tests share: the run's servers, services started in-process on port 0 with topics and
+// cache keys of their own, real signed tokens, and factories for request bodies.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { Pool } from 'pg';
+import { createLogger } from '@fleet/shared';
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
+import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
+import { start as startGroupWriter } from '@fleet/group-writer';
+
+export interface TestServers {
+  databaseUrl: string;
+  redisUrl: string;
+  kafkaBrokers: string;
+  kafkaPid?: number;
+}
+
+export function testServers(): TestServers {
+  const databaseUrl = process.env.FLEET_TEST_DATABASE_URL;
+  const redisUrl = process.env.FLEET_TEST_REDIS_URL;
+  const kafkaBrokers = process.env.FLEET_TEST_KAFKA_BROKERS;
+  if (!databaseUrl || !redisUrl || !kafkaBrokers) throw new Error('run the tests through jest: the global setup provides the servers');
+  if (!new URL(databaseUrl).pathname.includes('test')) throw new Error(`refusing to test against ${databaseUrl}: its name lacks "test"`);
+  const pid = process.env.FLEET_TEST_KAFKA_PID;
+  return { databaseUrl, redisUrl, kafkaBrokers, ...(pid ? { kafkaPid: Number(pid) } : {}) };
+}
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
+export const TEST_API_KEY = 'test-api-key-0123456789abcdef';
+
+/** A prefix unique to one test file, for Kafka topics and cache keys. */
+export function uniquePrefix(label: string): string {
+  return `t${randomBytes(4).toString('hex')}.${label.replace(/[^A-Za-z0-9-]/g, '-')}`;
+}
+
+export function baseEnv(prefix: string, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const servers = testServers();
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_URL: servers.databaseUrl,
+    REDIS_URL: servers.redisUrl,
+    KAFKA_BROKERS: servers.kafkaBrokers,
+    KAFKA_TOPIC_PREFIX: prefix,
+    CACHE_KEY_PREFIX: `${prefix}:`,
+    JWT_SECRET: TEST_JWT_SECRET,
+    API_KEYS: TEST_API_KEY,
+    PORT: '0',
+    ...overrides,
+  };
+}
+
+export interface Writer {
+  stop(): Promise<void>;
+}
+
+export interface Stack {
+  gateway: Gateway;
+  url: string;
+  prefix: string;
+  env: NodeJS.ProcessEnv;
+  tripWriters: Writer[];
+  groupWriters: Writer[];
+  addTripWriter(): Promise<Writer>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  env?: Record<string, string>;
+  tripWriters?: number;
+  groupWriters?: number;
+}
+
+export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Promise<Writer> {
+  const config = writerConfig(env);
+  const name = kind === 'trip' ? 'trip-writer' : 'group-writer';
+  const logger = createLogger(name, config.LOG_LEVEL);
+  return kind === 'trip' ? startTripWriter(config, logger) : startGroupWriter(config, logger);
+}
+
+/** Gateway and writers in this process, on a topic prefix of their own. */
+export async function startStack(label: string, options: StackOptions = {}): Promise<Stack> {
+  const prefix = uniquePrefix(label);
+  const env = baseEnv(prefix, options.env);
+  const tripWriters = await Promise.all(Array.from({ length: options.tripWriters ?? 1 }, () => startWriter('trip', env)));
+  const groupWriters = await Promise.all(Array.from({ length: options.groupWriters ?? 1 }, () => startWriter('group', env)));
+  const gateway = await startGateway(gatewayConfig(env));
+  const stack: Stack = {
+    gateway,
+    url: gateway.url,
+    prefix,
+    env,
+    tripWriters,
+    groupWriters,
+    async addTripWriter() {
+      const writer = await startWriter('trip', env);
+      tripWriters.push(writer);
+      return writer;
+    },
+    async stop() {
+      await gateway.stop();
+      await Promise.allSettled([...stack.tripWriters, ...stack.groupWriters].map((writer) => writer.stop()));
+    },
+  };
+  return stack;
+}
+
+export async function signToken(
+  claims: Record<string, unknown> = {},
+  options: { secret?: string; expiresIn?: string | number | null; header?: Record<string, unknown> } = {},
+): Promise<string> {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header }).setIssuedAt().setSubject('device-test');
+  if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '1h');
+  return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_JWT_SECRET));
+}
+
+let imeiCounter = 0;
+/** A device id no other test uses. */
+export function uniqueImei(): string {
+  imeiCounter += 1;
+  return `35${process.pid}${Date.now().toString().slice(-7)}${imeiCounter}`.slice(0, 32);
+}
+
+export function buildTrip(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    imei: uniqueImei(),
+    gpsTime: new Date(Date.UTC(2026, 10, 22, 8, 30, 0) + Math.floor(Math.random() * 1e9)).toISOString(),
+    latitude: -6.2088,
+    longitude: 106.8456,
+    speed: 42.5,
+    ignition: true,
+    angle: 180,
+    satellite: 9,
+    door1: false,
+    door2: true,
+    temp: 4.5,
+    fuel_percentage: 63.2,
+    ...overrides,
+  };
+}
+
+export function buildGroup(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { vehicleGroupName: `Cold chain ${randomUUID().slice(0, 8)}`, vehicleIds: [101, 102, 103], ...overrides };
+}
+
+let pool: Pool | undefined;
+/** A pool on the run's database, for asserting stored rows. */
+export function db(): Pool {
+  pool ??= new Pool({ connectionString: testServers().databaseUrl, max: 3 });
+  return pool;
+}
+
+export async function closeDb(): Promise<void> {
+  await pool?.end();
+  pool = undefined;
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+export async function postForm(url: string, fields: Record<string, string> | string, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: typeof fields === 'string' ? fields : new URLSearchParams(fields).toString(),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
