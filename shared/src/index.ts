@@ -1,4 +1,5 @@
 export * from './config';
+export * from './deadline';
 export * from './errors';
 export * from './logger';
 export * from './db/pool';

@@ -1,6 +1,6 @@
 // The one place kafkajs clients are built, so every service talks to the brokers the same way and
 // kafkajs's own logging flows into pino.
-import { Kafka, logLevel as KafkaLogLevel, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel as KafkaLogLevel, Partitioners, type LogEntry, type ProducerConfig } from 'kafkajs';
 import type { Logger } from '../logger';
 
 export interface KafkaClientOptions {
@@ -32,4 +32,12 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logCreator: toPino(options.logger),
     retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 8 },
   });
+}
+
+/**
+ * Producer settings every service shares. The murmur2 partitioner is the one Java clients use, so a
+ * device's key maps to the same partition whichever client produced it.
+ */
+export function producerConfig(overrides: ProducerConfig = {}): ProducerConfig {
+  return { allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner, ...overrides };
 }

@@ -6,9 +6,11 @@
 // instance that asked however many run; replies for other instances are skipped by correlation id.
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
+import { delay, withTimeout } from '../deadline';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import { commandReplySchema, type CommandReply } from '../schemas/reply.schema';
+import { producerConfig } from './client';
 import { headers, type Topics } from './topics';
 
 export interface CommandBusOptions {
@@ -50,18 +52,6 @@ interface Queued {
 
 const PROBE_HEADER = 'reply-probe';
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class CommandBus {
   private readonly producer: Producer;
   private readonly consumer: Consumer;
@@ -77,11 +67,10 @@ export class CommandBus {
 
   constructor(private readonly options: CommandBusOptions) {
     const { kafka } = options;
-    this.producer = kafka.producer({
-      allowAutoTopicCreation: true,
+    this.producer = kafka.producer(
       // The bus bounds each produce itself; kafkajs's own retries would only hold a request longer.
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
-    });
+      producerConfig({ retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } }),
+    );
     this.consumer = kafka.consumer({
       groupId: `${options.topics.replies}.${options.instanceId}`,
       allowAutoTopicCreation: true,

@@ -4,8 +4,10 @@
 // idempotently; a message that cannot be decoded goes to the dead-letter topic with its reason.
 import type { Consumer, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { z } from 'zod';
+import { delay } from '../deadline';
 import type { Logger } from '../logger';
 import type { CommandReply } from '../schemas/reply.schema';
+import { producerConfig } from './client';
 import { headers, type Topics } from './topics';
 
 export interface StoredCommand {
@@ -47,10 +49,6 @@ function headerText(messageHeaders: IHeaders | undefined, name: string): string 
   return Array.isArray(value) ? value[0]?.toString() : value.toString();
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 function decode<S extends z.ZodTypeAny>(
   schema: S,
   message: KafkaMessage,
@@ -74,7 +72,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
   options: CommandConsumerOptions<S>,
 ): Promise<CommandConsumer> {
   const { kafka, topics, logger } = options;
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: true });
+  const producer: Producer = kafka.producer(producerConfig());
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     allowAutoTopicCreation: true,

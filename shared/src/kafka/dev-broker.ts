@@ -35,7 +35,12 @@ export async function startDevBroker(options: DevBrokerOptions = {}): Promise<De
   // A small shell guard ends kcat when its stdin closes, so the broker dies with its parent even
   // when the parent is killed with SIGKILL and cannot clean up.
   const guard = 'kcat "$@" 2>&1 >/dev/null & k=$!; echo "kcat-pid=$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
-  const child: ChildProcess = spawn('bash', ['-c', guard, 'kcat', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // Detached into its own process group, so a Ctrl-C in the terminal reaches the services first and the
+  // broker outlives them until they have disconnected cleanly.
+  const child: ChildProcess = spawn('bash', ['-c', guard, 'kcat', ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    detached: true,
+  });
 
   const { brokers, pid } = await new Promise<{ brokers: string[]; pid: number }>((resolve, reject) => {
     let kcatPid = 0;

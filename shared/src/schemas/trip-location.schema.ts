@@ -10,7 +10,7 @@ const imei = z
   .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
   .min(1, 'Must not be empty')
   .max(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`)
-  .regex(/^[\x21-\x7e]+$/, 'Must contain only printable ASCII characters without spaces');
+  .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');
 
 /** The HTTP request body, before normalisation. Unknown fields are dropped. */
 export const tripLocationRequestSchema = z.object({

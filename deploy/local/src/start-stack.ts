@@ -1,0 +1,136 @@
+// `npm start`: the whole stack on one machine, as in production: migrations, then the gateway, the
+// trip-writer and the group-writer as three processes. Without KAFKA_BROKERS it starts an in-memory
+// development broker. Ctrl-C (or SIGTERM) stops every process it started, broker included.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import {
+  ConfigError,
+  createLogger,
+  KCAT_INSTALL_HINT,
+  kcatAvailable,
+  loadConfig,
+  logLevel,
+  migrate,
+  postgresUrl,
+  redactUrl,
+  startDevBroker,
+  type DevBroker,
+} from '@fleet/shared';
+import { z } from 'zod';
+import { devJwtSecret, devSecretPath, repoRoot } from './dev-secret';
+
+const services = ['gateway', 'trip-writer', 'group-writer'] as const;
+const STOP_GRACE_MS = 8000;
+
+const launcherEnv = z.object({
+  DATABASE_URL: postgresUrl,
+  LOG_LEVEL: logLevel,
+  KAFKA_BROKERS: z.string().optional(),
+  PORT: z.coerce.number().int().default(8080),
+  NODE_ENV: z.string().default('development'),
+});
+
+const logger = createLogger('stack');
+
+async function waitForReady(port: number, children: Map<string, ChildProcess>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && children.size === services.length) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (response.ok) {
+        logger.info(`stack is ready: http://localhost:${port} (GET /readyz is 200)`);
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function main(): Promise<void> {
+  let config: z.output<typeof launcherEnv>;
+  try {
+    config = loadConfig(launcherEnv);
+  } catch (error) {
+    logger.fatal((error as ConfigError).message);
+    process.exit(1);
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env };
+
+  let broker: DevBroker | undefined;
+  if (!config.KAFKA_BROKERS) {
+    if (!kcatAvailable()) {
+      logger.fatal(KCAT_INSTALL_HINT);
+      process.exit(1);
+    }
+    broker = await startDevBroker();
+    env.KAFKA_BROKERS = broker.brokers.join(',');
+    logger.warn(
+      { brokers: broker.brokers },
+      'KAFKA_BROKERS is unset: started an in-memory DEVELOPMENT broker (librdkafka mock cluster via kcat). ' +
+        'It keeps nothing on disk and everything in it is lost when the stack stops. Set KAFKA_BROKERS for a real Kafka.',
+    );
+  }
+
+  if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY && !env.JWKS_URL && config.NODE_ENV !== 'production') {
+    const { secret, created } = devJwtSecret();
+    env.JWT_SECRET = secret;
+    logger.warn(
+      `no JWT key configured: ${created ? 'generated' : 'using'} a development secret stored in ${path.relative(repoRoot, devSecretPath)}; ` +
+        'mint a token with `npm run dev-token`',
+    );
+  }
+
+  const stopBroker = () => broker?.stop();
+  try {
+    await migrate(config.DATABASE_URL, createLogger('migrate', config.LOG_LEVEL));
+  } catch (error) {
+    logger.fatal(`migrations failed on ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`);
+    await stopBroker();
+    process.exit(1);
+  }
+
+  const children = new Map<string, ChildProcess>();
+  let stopping = false;
+  let exitCode = 0;
+
+  const stopAll = async (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason }, 'stopping the stack');
+    const exits = [...children.values()].map(
+      (child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve()))),
+    );
+    for (const child of children.values()) child.kill('SIGTERM');
+    const forced = setTimeout(() => {
+      for (const child of children.values()) child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    await Promise.all(exits);
+    clearTimeout(forced);
+    await stopBroker();
+    logger.info('stack stopped');
+    process.exit(exitCode);
+  };
+
+  for (const service of services) {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
+      env,
+      stdio: 'inherit',
+    });
+    children.set(service, child);
+    child.once('exit', (code, signal) => {
+      children.delete(service);
+      if (!stopping) {
+        logger.error({ code, signal }, `${service} exited unexpectedly; stopping the stack`);
+        exitCode = 1;
+        void stopAll(`${service} exited`);
+      }
+    });
+  }
+  process.on('SIGINT', () => void stopAll('SIGINT'));
+  process.on('SIGTERM', () => void stopAll('SIGTERM'));
+  await waitForReady(config.PORT, children);
+}
+
+void main();

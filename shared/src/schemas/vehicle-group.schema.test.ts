@@ -1,0 +1,36 @@
+import { VEHICLE_IDS_MAX, vehicleGroupRequestSchema } from './vehicle-group.schema';
+
+function errorPaths(input: unknown): string[] {
+  const result = vehicleGroupRequestSchema.safeParse(input);
+  return result.success ? [] : result.error.issues.map((issue) => issue.path.join('.'));
+}
+
+describe('vehicleGroupRequestSchema', () => {
+  test('trims the name and collapses duplicate ids in first-seen order', () => {
+    expect(vehicleGroupRequestSchema.parse({ vehicleGroupName: '  Cold chain ', vehicleIds: [3, 1, 3, 2, 1] })).toEqual({
+      vehicleGroupName: 'Cold chain',
+      vehicleIds: [3, 1, 2],
+    });
+  });
+
+  test(`accepts exactly ${VEHICLE_IDS_MAX} ids and refuses one more`, () => {
+    const ids = Array.from({ length: VEHICLE_IDS_MAX }, (_, i) => i + 1);
+    expect(errorPaths({ vehicleGroupName: 'g', vehicleIds: ids })).toEqual([]);
+    expect(errorPaths({ vehicleGroupName: 'g', vehicleIds: [...ids, VEHICLE_IDS_MAX + 1] })).toEqual(['vehicleIds']);
+  });
+
+  test.each([
+    ['vehicleGroupName', { vehicleGroupName: '   ' }],
+    ['vehicleGroupName', { vehicleGroupName: 'x'.repeat(201) }],
+    ['vehicleGroupName', { vehicleGroupName: 'tab\there' }],
+    ['vehicleGroupName', { vehicleGroupName: 42 }],
+    ['vehicleIds.0', { vehicleIds: ['1'] }],
+    ['vehicleIds.1', { vehicleIds: [1, 0] }],
+    ['vehicleIds.0', { vehicleIds: [-4] }],
+    ['vehicleIds.0', { vehicleIds: [1.5] }],
+    ['vehicleIds.0', { vehicleIds: [2 ** 53] }],
+    ['vehicleIds', { vehicleIds: '1,2' }],
+  ])('refuses a bad %s', (path, override) => {
+    expect(errorPaths({ vehicleGroupName: 'Cold chain', vehicleIds: [1], ...override })).toEqual([path]);
+  });
+});

@@ -1,0 +1,70 @@
+// Direct access to the run's Kafka for assertions: what a topic holds, and producing raw messages.
+import type { Admin, Kafka } from 'kafkajs';
+import { createKafka, createLogger, producerConfig } from '@fleet/shared';
+import { testServers } from './harness';
+
+let kafka: Kafka | undefined;
+let admin: Admin | undefined;
+
+export function testKafka(): Kafka {
+  kafka ??= createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests', logger: createLogger('tests', 'silent') });
+  return kafka;
+}
+
+async function connectedAdmin(): Promise<Admin> {
+  if (!admin) {
+    admin = testKafka().admin();
+    await admin.connect();
+  }
+  return admin;
+}
+
+/** How many messages were ever written to a topic (the sum of its partitions' end offsets). */
+export async function messagesIn(topic: string): Promise<number> {
+  const client = await connectedAdmin();
+  await client.fetchTopicMetadata({ topics: [topic] });
+  const offsets = await client.fetchTopicOffsets(topic);
+  return offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
+}
+
+export async function produceRaw(topic: string, messages: Array<{ key?: string; value: string | null; headers?: Record<string, string> }>): Promise<void> {
+  const producer = testKafka().producer(producerConfig());
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** Reads a topic from the beginning until `count` messages have arrived or the time is up. */
+export async function readTopic(topic: string, count: number, timeoutMs = 15_000) {
+  const consumer = testKafka().consumer({ groupId: `fleet-tests-reader-${Math.random().toString(16).slice(2)}`, maxWaitTimeInMs: 100 });
+  const received: Array<{ key: string | undefined; value: string | undefined; headers: Record<string, string> }> = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(message.headers ?? {})) headers[name] = String(value);
+          received.push({ key: message.key?.toString(), value: message.value?.toString(), headers });
+          if (received.length >= count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return received;
+}
+
+export async function closeKafka(): Promise<void> {
+  await admin?.disconnect();
+  admin = undefined;
+}

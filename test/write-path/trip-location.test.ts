@@ -1,0 +1,245 @@
+import { SignJWT } from 'jose';
+import { closeKafka, messagesIn } from '../support/kafka';
+import {
+  buildTrip,
+  closeDb,
+  db,
+  postForm,
+  postJson,
+  signToken,
+  startStack,
+  TEST_JWT_SECRET,
+  type Stack,
+} from '../support/harness';
+
+let stack: Stack;
+let url: string;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  stack = await startStack('trip-location');
+  url = `${stack.url}/fleet/api/v1/trip-location`;
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function storedRows(imei: unknown) {
+  const result = await db().query('SELECT * FROM trip_locations WHERE imei = $1 ORDER BY id', [imei]);
+  return result.rows;
+}
+
+describe('storing', () => {
+  test('a JSON post is stored with every field and type as sent, and answered with the row id', async () => {
+    const trip = buildTrip({ gpsTime: '2026-11-22T15:30:00.250+07:00' });
+    const res = await postJson(url, trip, auth);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      message: 'Trip location has been recorded',
+      data: { id: expect.any(Number), information: expect.stringContaining(String(trip.imei)) },
+    });
+    const [row] = await storedRows(trip.imei);
+    expect(row).toMatchObject({
+      id: String(res.body.data.id),
+      imei: trip.imei,
+      latitude: trip.latitude,
+      longitude: trip.longitude,
+      speed: trip.speed,
+      ignition: true,
+      angle: 180,
+      satellite: 9,
+      door1: false,
+      door2: true,
+      temp: 4.5,
+      fuel_percentage: 63.2,
+    });
+    expect(row.gps_time.toISOString()).toBe('2026-11-22T08:30:00.250Z');
+    expect(row.received_at).toBeInstanceOf(Date);
+  });
+
+  test('a form post is stored with numbers as numbers and ignition=false as false', async () => {
+    const trip = buildTrip();
+    const res = await postForm(
+      url,
+      {
+        imei: String(trip.imei),
+        gpsTime: '2026-11-22 08:30:00',
+        latitude: '-6.5',
+        longitude: '106.25',
+        speed: '0',
+        ignition: 'false',
+        door1: '1',
+        satellite: '4',
+      },
+      auth,
+    );
+
+    expect(res.status).toBe(200);
+    const [row] = await storedRows(trip.imei);
+    expect(row).toMatchObject({ latitude: -6.5, longitude: 106.25, speed: 0, ignition: false, door1: true, satellite: 4, door2: null, temp: null });
+    expect(row.gps_time.toISOString()).toBe('2026-11-22T08:30:00.000Z');
+  });
+
+  test('optional fields left out are stored as NULL', async () => {
+    const { imei, gpsTime, latitude, longitude, speed, ignition } = buildTrip();
+    const res = await postJson(url, { imei, gpsTime, latitude, longitude, speed, ignition }, auth);
+    expect(res.status).toBe(200);
+    const [row] = await storedRows(imei);
+    expect(row).toMatchObject({ angle: null, satellite: null, door1: null, door2: null, temp: null, fuel_percentage: null });
+  });
+
+  test('a repeated post of the same position (a device retry) returns the same id and stores one row', async () => {
+    const trip = buildTrip();
+    const first = await postJson(url, trip, auth);
+    // The same instant written another way is the same position.
+    const again = await postJson(url, { ...trip, gpsTime: Date.parse(String(trip.gpsTime)) }, auth);
+
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body.data.id).toBe(first.body.data.id);
+    expect(again.body.data.information).toContain('already recorded');
+    expect(await storedRows(trip.imei)).toHaveLength(1);
+  });
+
+  test('100 concurrent posts are all stored, each with its own id', async () => {
+    const imei = String(buildTrip().imei);
+    const base = Date.UTC(2026, 10, 22, 0, 0, 0);
+    const posts = Array.from({ length: 100 }, (_, i) => postJson(url, buildTrip({ imei, gpsTime: new Date(base + i * 1000).toISOString() }), auth));
+    const responses = await Promise.all(posts);
+
+    expect(responses.map((res) => res.status)).toEqual(Array(100).fill(200));
+    const ids = responses.map((res) => res.body.data.id);
+    expect(new Set(ids).size).toBe(100);
+    const rows = await storedRows(imei);
+    expect(rows.map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+  });
+});
+
+describe('authentication', () => {
+  async function expectRefused(headers: Record<string, string>, status: number, body: Record<string, unknown>) {
+    const trip = buildTrip();
+    const before = await messagesIn(`${stack.prefix}.trip-locations`);
+    const res = await postJson(url, trip, headers);
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual(body);
+    // A refused request stores nothing and publishes nothing.
+    expect(await messagesIn(`${stack.prefix}.trip-locations`)).toBe(before);
+    expect(await storedRows(trip.imei)).toHaveLength(0);
+  }
+
+  const required = { code: 'E-G1/1-01', message: 'Authentication token is required' };
+  const invalid = (cause: string) => ({
+    code: 'E-V1/1-03',
+    message: 'An error occurred while executing the query',
+    detail: `Context creation failed: ${cause}`,
+  });
+
+  test('without an Authorization header, responds 401 E-G1/1-01', () => expectRefused({}, 401, required));
+
+  test('with "Bearer" and nothing after it, responds 401 E-G1/1-01', () => expectRefused({ authorization: 'Bearer ' }, 401, required));
+
+  test('when the token is expired, responds 400 E-V1/1-03 "jwt expired"', async () => {
+    const token = await signToken({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
+    await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt expired'));
+  });
+
+  test('when the token is malformed, responds 400 E-V1/1-03 "jwt malformed"', async () => {
+    await expectRefused({ authorization: 'Bearer not-a-jwt' }, 400, invalid('jwt malformed'));
+    await expectRefused({ authorization: 'Bearer aaaa.bbbb.cccc' }, 400, invalid('jwt malformed'));
+  });
+
+  test('when the signature is wrong, responds 400 naming the signature', async () => {
+    const token = await signToken({}, { secret: 'another-secret-that-is-long-enough-for-hs256' });
+    await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('invalid signature'));
+  });
+
+  test('when the token has no exp, responds 400', async () => {
+    const token = await signToken({}, { expiresIn: null });
+    await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt must have a numeric exp claim'));
+  });
+
+  test('when exp is written in milliseconds, responds 400', async () => {
+    const token = await signToken({}, { expiresIn: Date.now() + 3_600_000 });
+    await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt exp is not in seconds'));
+  });
+
+  test('when the token is not yet valid, responds 400 "jwt not active"', async () => {
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setNotBefore('1h')
+      .setExpirationTime('2h')
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt not active'));
+  });
+
+  test('when the token is signed with another algorithm (HS512) or none, responds 400 "jwt algorithm not allowed"', async () => {
+    const hs512 = await new SignJWT({}).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    await expectRefused({ authorization: `Bearer ${hs512}` }, 400, invalid('jwt algorithm not allowed'));
+
+    const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const unsigned = `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ exp: Math.floor(Date.now() / 1000) + 3600 })}.`;
+    await expectRefused({ authorization: `Bearer ${unsigned}` }, 400, invalid('jwt algorithm not allowed'));
+  });
+
+  test('the same valid token is accepted on every post (verified tokens are remembered until exp)', async () => {
+    const headers = { authorization: `Bearer ${await signToken({}, { expiresIn: '10m' })}` };
+    const statuses = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await postJson(url, buildTrip(), headers)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+  });
+});
+
+describe('bad input', () => {
+  test('an out-of-range latitude responds 400 naming the field, and stores nothing', async () => {
+    const trip = buildTrip({ latitude: 91 });
+    const res = await postJson(url, trip, auth);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      code: 'E-V1/1-01',
+      message: 'The request body is invalid',
+      detail: expect.stringMatching(/^latitude: /),
+      issues: [{ path: 'latitude', code: 'too_big', message: expect.any(String) }],
+    });
+    expect(await storedRows(trip.imei)).toHaveLength(0);
+  });
+
+  test('a form ignition that is not a boolean word responds 400 naming ignition', async () => {
+    const res = await postForm(url, { ...(buildTrip() as Record<string, string>), ignition: 'maybe' }, auth);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^ignition: /);
+  });
+
+  test('an unreadable gpsTime responds 400 naming gpsTime', async () => {
+    const res = await postJson(url, buildTrip({ gpsTime: '22/11/2026 08:30' }), auth);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^gpsTime: /);
+  });
+
+  test('malformed JSON responds 400 JSON', async () => {
+    const res = await postJson(url, '{"imei": "1",', auth);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'E-V1/1-02', message: 'The request body could not be parsed', detail: 'the body is not valid JSON' });
+  });
+
+  test('an unsupported content type responds 415 JSON', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ code: 'E-V1/1-04' });
+  });
+
+  test('a body over 1 MiB responds 413 JSON', async () => {
+    const res = await postJson(url, buildTrip({ padding: 'x'.repeat(1024 * 1024) }), auth);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: 'E-V1/1-05' });
+  });
+
+  test('an unknown route responds 404 JSON, not an HTML page', async () => {
+    const res = await postJson(`${stack.url}/fleet/api/v1/nowhere`, {}, auth);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'E-N1/1-02', message: 'No such route' });
+  });
+});
