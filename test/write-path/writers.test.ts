@@ -1,0 +1,71 @@
+import { closeKafka, produceRaw, readTopic } from '../support/kafka';
+import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+
+let stack: Stack;
+let url: string;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  // A long reply timeout: requests posted while no writer runs wait for the next one.
+  stack = await startStack('writers', { env: { REPLY_TIMEOUT_MS: '30000' } });
+  url = `${stack.url}/fleet/api/v1/trip-location`;
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function rowsFor(imeis: string[]) {
+  const result = await db().query('SELECT id, imei, gps_time FROM trip_locations WHERE imei = ANY($1)', [imeis]);
+  return result.rows;
+}
+
+test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {
+  const trips = Array.from({ length: 300 }, () => buildTrip());
+  const pending = trips.map(async (trip, i) => {
+    await new Promise((resolve) => setTimeout(resolve, i * 5));
+    return postJson(url, trip, auth);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const [writer] = stack.tripWriters.splice(0, 1);
+  await writer!.stop();
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await stack.addTripWriter();
+
+  const responses = await Promise.all(pending);
+  expect(responses.map((res) => res.status)).toEqual(Array(300).fill(200));
+  const rows = await rowsFor(trips.map((trip) => String(trip.imei)));
+  expect(rows).toHaveLength(300);
+  const ids = responses.map((res) => String(res.body.data.id)).sort();
+  expect(rows.map((row) => String(row.id)).sort()).toEqual(ids);
+});
+
+test('two writers in one consumer group share the partitions and store everything once', async () => {
+  const second = await startWriter('trip', stack.env);
+  try {
+    const trips = Array.from({ length: 200 }, () => buildTrip());
+    const responses = await Promise.all(trips.map((trip) => postJson(url, trip, auth)));
+    expect(responses.every((res) => res.status === 200)).toBe(true);
+    expect(await rowsFor(trips.map((trip) => String(trip.imei)))).toHaveLength(200);
+  } finally {
+    await second.stop();
+  }
+});
+
+test('a message a writer cannot decode goes to the dead-letter topic with its reason, and consumption goes on', async () => {
+  await produceRaw(`${stack.prefix}.trip-locations`, [
+    { key: 'poison', value: '{"imei": 42' },
+    { key: 'poison', value: JSON.stringify({ imei: 'x', latitude: 200 }) },
+  ]);
+  const dead = await readTopic(`${stack.prefix}.dead-letter`, 2);
+  expect(dead).toHaveLength(2);
+  expect(dead.map((message) => message.value)).toEqual(['{"imei": 42', JSON.stringify({ imei: 'x', latitude: 200 })]);
+  expect(dead[0]!.headers['dead-letter-reason']).toMatch(/^not JSON/);
+  expect(dead[1]!.headers['dead-letter-reason']).toMatch(/^invalid command: /);
+  expect(dead[0]!.headers['dead-letter-source']).toMatch(new RegExp(`^${stack.prefix}\\.trip-locations/\\d+/\\d+$`));
+
+  const after = await postJson(url, buildTrip({ imei: 'poison' }), auth);
+  expect(after.status).toBe(200);
+});
