@@ -54,4 +54,9 @@ export const commonEnv = {
   KAFKA_BROKERS: kafkaBrokers,
   KAFKA_TOPIC_PREFIX: topicPrefix,
   DATABASE_POOL_SIZE: positiveInt(10),
+  /**
+   * How long a broker may hold a fetch that finds nothing. Kafka answers as soon as data arrives, so this
+   * only bounds idle polling; a broker that always waits it out (librdkafka's mock cluster) needs a few ms.
+   */
+  KAFKA_FETCH_MAX_WAIT_MS: positiveInt(100),
 };

@@ -21,5 +21,6 @@ export default async function globalSetup(): Promise<void> {
   process.env.FLEET_TEST_REDIS_URL = infrastructure.redisUrl;
   process.env.FLEET_TEST_KAFKA_BROKERS = infrastructure.kafkaBrokers.join(',');
   if (infrastructure.kafkaPid) process.env.FLEET_TEST_KAFKA_PID = String(infrastructure.kafkaPid);
+  process.env.FLEET_TEST_CLIENT_ENV = JSON.stringify(infrastructure.clientEnv ?? {});
   process.stdout.write(`\ntest servers: ${infrastructure.source}; database ${url.pathname.slice(1)}\n`);
 }

@@ -2,12 +2,14 @@
 // otherwise containers through testcontainers when a Docker engine answers; otherwise the machine's own
 // PostgreSQL and Redis and a mock Kafka cluster from kcat. Every path is a real server.
 import { spawnSync } from 'node:child_process';
-import { startDevBroker } from '@fleet/shared';
+import { devBrokerClientEnv, startDevBroker } from '@fleet/shared';
 
 export interface Infrastructure {
   postgresUrl: string;
   redisUrl: string;
   kafkaBrokers: string[];
+  /** Client settings the broker needs (the mock cluster's), passed to every service under test. */
+  clientEnv?: Record<string, string>;
   /** The mock broker's process id when the run started one (for fault injection). */
   kafkaPid?: number;
   source: string;
@@ -73,6 +75,7 @@ export async function provideInfrastructure(): Promise<Infrastructure> {
     redisUrl: env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     kafkaBrokers: env.TEST_KAFKA_BROKERS?.split(',') ?? broker.brokers,
     kafkaPid: broker.pid,
+    clientEnv: { ...devBrokerClientEnv },
     source: 'local services and a kcat mock Kafka cluster',
     stop: () => broker.stop(),
   };

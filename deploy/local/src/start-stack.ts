@@ -6,6 +6,7 @@ import path from 'node:path';
 import {
   ConfigError,
   createLogger,
+  devBrokerClientEnv,
   KCAT_INSTALL_HINT,
   kcatAvailable,
   loadConfig,
@@ -20,6 +21,11 @@ import { z } from 'zod';
 import { devJwtSecret, devSecretPath, repoRoot } from './dev-secret';
 
 const services = ['gateway', 'trip-writer', 'group-writer'] as const;
+/** Each writer serves its metrics on a port of its own; the gateway serves them on PORT. */
+const metricsPortVariable: Record<string, string> = {
+  'trip-writer': 'TRIP_WRITER_METRICS_PORT',
+  'group-writer': 'GROUP_WRITER_METRICS_PORT',
+};
 const STOP_GRACE_MS = 8000;
 
 const launcherEnv = z.object({
@@ -27,6 +33,8 @@ const launcherEnv = z.object({
   LOG_LEVEL: logLevel,
   KAFKA_BROKERS: z.string().optional(),
   PORT: z.coerce.number().int().default(8080),
+  TRIP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9464),
+  GROUP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9465),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -66,6 +74,7 @@ async function main(): Promise<void> {
     }
     broker = await startDevBroker();
     env.KAFKA_BROKERS = broker.brokers.join(',');
+    for (const [name, value] of Object.entries(devBrokerClientEnv)) env[name] ??= value;
     logger.warn(
       { brokers: broker.brokers },
       'KAFKA_BROKERS is unset: started an in-memory DEVELOPMENT broker (librdkafka mock cluster via kcat). ' +
@@ -114,8 +123,10 @@ async function main(): Promise<void> {
   };
 
   for (const service of services) {
+    const metricsVariable = metricsPortVariable[service];
+    const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable as keyof typeof config]) } : {};
     const child = spawn(process.execPath, [path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
-      env,
+      env: { ...env, ...metricsPort },
       stdio: 'inherit',
     });
     children.set(service, child);

@@ -19,6 +19,12 @@ export interface DevBrokerOptions {
   rttMs?: number;
 }
 
+/**
+ * Client settings the mock cluster needs: it holds every empty fetch for the full wait instead of
+ * answering when data arrives, so a long wait would add itself to every hop of a request.
+ */
+export const devBrokerClientEnv = { KAFKA_FETCH_MAX_WAIT_MS: '5' } as const;
+
 export const KCAT_INSTALL_HINT =
   'kcat is not installed. Install it with: sudo apt-get install -y kcat  (Debian/Ubuntu), or set KAFKA_BROKERS to a running Kafka.';
 

@@ -1,0 +1,46 @@
+// `npm run bench`: runs the benchmark, prints the table, and saves the run under bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { loadConfig, positiveInt } from '@fleet/shared';
+import { markdownTable, svgChart } from './report';
+import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
+
+const benchEnv = z.object({
+  BENCH_CONNECTIONS: positiveInt(64),
+  BENCH_DURATION_SECONDS: positiveInt(15),
+  BENCH_WARMUP_SECONDS: z.coerce.number().int().min(0).default(3),
+  BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench'),
+  /** Target a running stack instead of starting one (its API key and JWT secret are then required). */
+  BENCH_TARGET_URL: z.string().url().optional(),
+  BENCH_API_KEY: z.string().optional(),
+  BENCH_JWT_SECRET: z.string().optional(),
+  BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),
+});
+
+async function main(): Promise<void> {
+  const env = loadConfig(benchEnv);
+  const report = await runBench({
+    connections: env.BENCH_CONNECTIONS,
+    durationSeconds: env.BENCH_DURATION_SECONDS,
+    warmupSeconds: env.BENCH_WARMUP_SECONDS,
+    databaseUrl: env.BENCH_DATABASE_URL,
+    targetUrl: env.BENCH_TARGET_URL,
+    apiKey: env.BENCH_API_KEY,
+    jwtSecret: env.BENCH_JWT_SECRET,
+  });
+  if (!env.BENCH_TARGET_URL) await dropBenchDatabase(env.BENCH_DATABASE_URL);
+
+  mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
+  const stamp = report.startedAt.replace(/[:.]/g, '-');
+  writeFileSync(path.join(env.BENCH_RESULTS_DIR, `${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.svg'), `${svgChart(report)}\n`);
+  writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.md'), `${markdownTable(report)}\n`);
+  process.stdout.write(`\n${markdownTable(report)}\n\nsaved in ${path.relative(process.cwd(), env.BENCH_RESULTS_DIR)}/\n`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench failed: ${error.message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,70 @@
+// Presents a benchmark run: the table printed to the terminal and the README, and the same figures
+// as an SVG bar chart of ratios to hello-world.
+import type { BenchReport } from './run-bench';
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+export function markdownTable(report: BenchReport): string {
+  const rows = report.scenarios.map(
+    (s) => `| ${s.name} | ${Math.round(s.requestsPerSecond)} | ${round(s.ratio)} | ${s.p50Ms} | ${s.p99Ms} | ${s.errors} |`,
+  );
+  const rss = Object.entries(report.peakRssMiB)
+    .map(([name, mib]) => `${name} ${mib ?? 'n/a'} MiB`)
+    .join(', ');
+  const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
+  return [
+    `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
+      `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
+    '',
+    '| scenario | req/s | ratio to hello-world | p50 ms | p99 ms | errors |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    `Peak RSS: ${rss}`,
+    '',
+    '| target | value | goal | |',
+    '|---|---:|---|---|',
+    ...targets,
+  ].join('\n');
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function svgChart(report: BenchReport): string {
+  const barHeight = 26;
+  const gap = 10;
+  const left = 230;
+  const width = 760;
+  const plot = width - left - 120;
+  const top = 50;
+  const maxRatio = Math.max(1, ...report.scenarios.map((s) => s.ratio));
+  const height = top + report.scenarios.length * (barHeight + gap) + 40;
+  const x = (ratio: number) => left + (ratio / maxRatio) * plot;
+  const bars = report.scenarios.map((s, i) => {
+    const y = top + i * (barHeight + gap);
+    const w = Math.max(1, x(s.ratio) - left);
+    return [
+      `<text x="${left - 8}" y="${y + barHeight / 2 + 5}" text-anchor="end">${escapeXml(s.name)}</text>`,
+      `<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barHeight}" fill="${i < 2 ? '#9aa5b1' : '#2f80ed'}"/>`,
+      `<text x="${(left + w + 6).toFixed(1)}" y="${y + barHeight / 2 + 5}">${round(s.ratio)}× · ${Math.round(s.requestsPerSecond)} req/s · p99 ${s.p99Ms} ms</text>`,
+    ].join('');
+  });
+  const guides = [0.5, 0.8, 1]
+    .filter((ratio) => ratio <= maxRatio)
+    .map(
+      (ratio) =>
+        `<line x1="${x(ratio).toFixed(1)}" y1="${top - 8}" x2="${x(ratio).toFixed(1)}" y2="${height - 30}" stroke="#e0527a" stroke-dasharray="4 3"/>` +
+        `<text x="${x(ratio).toFixed(1)}" y="${height - 14}" text-anchor="middle" fill="#e0527a">${ratio}×</text>`,
+    );
+  const title = `Requests/s as a ratio to hello-world (${report.machine.cpus} CPUs, ${escapeXml(report.machine.cpuModel)}, ${report.settings.connections} connections)`;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width + 140}" height="${height}" font-family="sans-serif" font-size="13">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="12" y="24" font-size="15" font-weight="bold">${title}</text>`,
+    ...guides,
+    ...bars,
+    '</svg>',
+  ].join('\n');
+}

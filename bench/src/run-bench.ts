@@ -1,0 +1,333 @@
+// The benchmark: brings up the stack as production runs it (separate processes) beside two baselines,
+// drives each with autocannon at a fixed concurrency, and reports every rate as a ratio to a bare
+// express hello-world measured in the same run, so figures compare across machines.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
+import { Pool } from 'pg';
+import { dropDatabase, ensureDatabase } from '@fleet/shared';
+
+export const repoRoot = path.resolve(__dirname, '..', '..');
+
+export interface BenchOptions {
+  connections: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  databaseUrl: string;
+  /** A stack already running elsewhere (its gateway URL), instead of starting one. */
+  targetUrl?: string;
+  apiKey?: string;
+  jwtSecret?: string;
+}
+
+export interface ScenarioResult {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  ratio: number;
+}
+
+export interface Target {
+  what: string;
+  value: number;
+  target: string;
+  met: boolean;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  settings: { connections: number; durationSeconds: number; warmupSeconds: number };
+  scenarios: ScenarioResult[];
+  peakRssMiB: Record<string, number | null>;
+  targets: Target[];
+}
+
+interface Running {
+  url: string;
+  process: ChildProcess;
+}
+
+interface LoadRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: () => string;
+}
+
+function spawnNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/** Starts one of the baseline servers and waits for the port it reports. */
+async function startBaseline(script: string, env: NodeJS.ProcessEnv = {}): Promise<Running> {
+  const child = spawnNode(path.join(__dirname, script), { PORT: '0', ...env });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /"port":(\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child };
+}
+
+async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the stack exited with ${child.exitCode}`);
+    const ok = await fetch(`${url}/readyz`).then((res) => res.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error('the stack did not become ready within 90 s');
+}
+
+/** The services the launcher started, by name, for reading their peak memory. */
+function serviceProcesses(launcherPid: number): Record<string, number> {
+  const found: Record<string, number> = {};
+  const children = readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/);
+  for (const pid of children.filter(Boolean)) {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(cmdline);
+    if (match) found[match[1]!] = Number(pid);
+  }
+  return found;
+}
+
+/** Peak resident memory of a process (VmHWM), in MiB. */
+function peakRssMiB(pid: number): number | null {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function load(url: string, request: LoadRequest, connections: number, seconds: number) {
+  return autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        ...(request.body ? { setupRequest: (req: object) => ({ ...req, body: request.body!() }) } : {}),
+      },
+    ],
+  });
+}
+
+async function measure(name: string, url: string, request: LoadRequest, options: BenchOptions) {
+  if (options.warmupSeconds > 0) await load(url, request, options.connections, options.warmupSeconds);
+  const result = await load(url, request, options.connections, options.durationSeconds);
+  const errors = result.errors + result.timeouts + result.non2xx;
+  process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${errors} errors\n`);
+  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors };
+}
+
+let sequence = 0;
+/** A position no other request of the run has: a fresh IMEI per request. */
+function uniqueTrip() {
+  sequence += 1;
+  return {
+    imei: `b${process.pid}${sequence}`,
+    gpsTime: new Date(Date.UTC(2026, 0, 1) + sequence * 1000).toISOString(),
+    latitude: -6.2 + (sequence % 100) / 1000,
+    longitude: 106.8,
+    speed: sequence % 120,
+    ignition: sequence % 2 === 0,
+    satellite: 9,
+  };
+}
+
+function formOf(trip: Record<string, unknown>): string {
+  return new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const apiKey = options.apiKey ?? `bench-${randomBytes(12).toString('hex')}`;
+  const jwtSecret = options.jwtSecret ?? randomBytes(32).toString('base64url');
+  const startedAt = new Date().toISOString();
+  const stopList: ChildProcess[] = [];
+  const stopAll = async () => {
+    await Promise.all(
+      stopList.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+  };
+
+  await ensureDatabase(options.databaseUrl);
+  let gatewayUrl = options.targetUrl;
+  let launcher: ChildProcess | undefined;
+  try {
+    if (!gatewayUrl) {
+      const port = await freePort();
+      launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          TRIP_WRITER_METRICS_PORT: '0',
+          GROUP_WRITER_METRICS_PORT: '0',
+          DATABASE_URL: options.databaseUrl,
+          KAFKA_TOPIC_PREFIX: `bench-${Date.now()}`,
+          CACHE_KEY_PREFIX: `bench-${Date.now()}:`,
+          LOG_LEVEL: 'warn',
+          API_KEYS: apiKey,
+          JWT_SECRET: jwtSecret,
+          NODE_ENV: 'production',
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      stopList.push(launcher);
+      gatewayUrl = `http://127.0.0.1:${port}`;
+      await waitReady(gatewayUrl, launcher);
+    }
+
+    const hello = await startBaseline('hello-world.js');
+    stopList.push(hello.process);
+    const naive = await startBaseline('naive-insert.js', { DATABASE_URL: options.databaseUrl });
+    stopList.push(naive.process);
+
+    const pool = new Pool({ connectionString: options.databaseUrl, max: 1 });
+    const categoryId = randomUUID();
+    await pool.query(
+      'INSERT INTO product_categories (id, name, min_temperature, max_temperature) VALUES ($1, $2, $3, $4)',
+      [categoryId, 'Frozen food (bench)', -25, -18],
+    );
+    await pool.end();
+
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('bench-device')
+      .setExpirationTime('2h')
+      .sign(new TextEncoder().encode(jwtSecret));
+    const bearer = { authorization: `Bearer ${token}` };
+    const json = { 'content-type': 'application/json' };
+
+    process.stderr.write(`bench: ${options.connections} connections, ${options.durationSeconds} s each after ${options.warmupSeconds} s warm-up\n`);
+    const measured = [
+      await measure('hello-world (baseline)', hello.url, { method: 'GET', path: '/' }, options),
+      await measure(
+        'naive INSERT per request',
+        naive.url,
+        { method: 'POST', path: '/trip-location', headers: json, body: () => JSON.stringify(uniqueTrip()) },
+        options,
+      ),
+      await measure(
+        'category read, warm cache',
+        gatewayUrl,
+        { method: 'GET', path: `/order/api/web/v1/product-category/${categoryId}`, headers: { authorization: apiKey } },
+        options,
+      ),
+      await measure(
+        'trip create, JSON',
+        gatewayUrl,
+        { method: 'POST', path: '/fleet/api/v1/trip-location', headers: { ...bearer, ...json }, body: () => JSON.stringify(uniqueTrip()) },
+        options,
+      ),
+      await measure(
+        'trip create, form',
+        gatewayUrl,
+        {
+          method: 'POST',
+          path: '/fleet/api/v1/trip-location',
+          headers: { ...bearer, 'content-type': 'application/x-www-form-urlencoded' },
+          body: () => formOf(uniqueTrip()),
+        },
+        options,
+      ),
+      await measure(
+        'vehicle group create, 10 ids',
+        gatewayUrl,
+        {
+          method: 'POST',
+          path: '/fleet/api/v1/vehicle-group',
+          headers: { ...bearer, ...json },
+          body: () => JSON.stringify({ vehicleGroupName: `Bench ${sequence++}`, vehicleIds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }),
+        },
+        options,
+      ),
+    ];
+
+    const baseline = measured[0]!;
+    const scenarios: ScenarioResult[] = measured.map((result) => ({
+      ...result,
+      ratio: baseline.requestsPerSecond > 0 ? result.requestsPerSecond / baseline.requestsPerSecond : 0,
+    }));
+    const peakRss: Record<string, number | null> = { gateway: null, 'trip-writer': null, 'group-writer': null };
+    if (launcher?.pid) {
+      for (const [name, pid] of Object.entries(serviceProcesses(launcher.pid))) peakRss[name] = peakRssMiB(pid);
+    }
+    const gatewayRss = peakRss.gateway ?? null;
+
+    const byName = (name: string) => scenarios.find((scenario) => scenario.name.startsWith(name))!;
+    const trip = byName('trip create, JSON');
+    const targets: Target[] = [
+      { what: 'category read / hello-world', value: byName('category read').ratio, target: '>= 0.8', met: byName('category read').ratio >= 0.8 },
+      { what: 'trip create / hello-world', value: trip.ratio, target: '>= 0.5', met: trip.ratio >= 0.5 },
+      {
+        what: 'trip create / naive design',
+        value: trip.requestsPerSecond / Math.max(byName('naive').requestsPerSecond, 1e-9),
+        target: '>= 1',
+        met: trip.requestsPerSecond >= byName('naive').requestsPerSecond,
+      },
+      { what: 'errors, all scenarios', value: scenarios.reduce((sum, s) => sum + s.errors, 0), target: '= 0', met: scenarios.every((s) => s.errors === 0) },
+      {
+        what: 'trip create p99 / hello-world p99',
+        value: trip.p99Ms / Math.max(baseline.p99Ms, 1),
+        target: '<= 4',
+        met: trip.p99Ms <= 4 * Math.max(baseline.p99Ms, 1),
+      },
+      ...(gatewayRss === null
+        ? []
+        : [{ what: 'gateway peak RSS (MiB)', value: gatewayRss, target: '<= 200', met: gatewayRss <= 200 }]),
+    ];
+
+    return {
+      startedAt,
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model ?? 'unknown',
+        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+        node: process.version,
+        platform: `${os.type()} ${os.release()}`,
+      },
+      settings: { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds },
+      scenarios,
+      peakRssMiB: peakRss,
+      targets,
+    };
+  } finally {
+    await stopAll();
+  }
+}
+
+export async function dropBenchDatabase(databaseUrl: string): Promise<void> {
+  if (new URL(databaseUrl).pathname.includes('bench')) await dropDatabase(databaseUrl);
+}
