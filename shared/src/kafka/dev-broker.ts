@@ -3,6 +3,7 @@
 // Kafka; nothing outside this file knows the difference.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { waitAtMost } from '../deadline';
 
 export interface DevBroker {
   brokers: string[];
@@ -74,7 +75,7 @@ export async function startDevBroker(options: DevBrokerOptions = {}): Promise<De
     async stop() {
       if (child.exitCode !== null) return;
       child.stdin?.end();
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3000))]);
+      await waitAtMost(exited, 3000);
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
