@@ -2,6 +2,7 @@ export * from './config';
 export * from './deadline';
 export * from './errors';
 export * from './logger';
+export * from './metrics';
 export * from './db/pool';
 export * from './db/migrate';
 export * from './kafka/client';

@@ -15,11 +15,13 @@ export const redactedPaths = [
   'apiKey',
 ];
 
-export function createLogger(service: string, level: string = 'info'): Logger {
-  return pino({
+/** Logs to stdout unless given a destination (tests capture lines through one). */
+export function createLogger(service: string, level: string = 'info', destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service },
     redact: { paths: redactedPaths, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -46,11 +46,14 @@ export function baseEnv(prefix: string, overrides: Record<string, string> = {}):
     JWT_SECRET: TEST_JWT_SECRET,
     API_KEYS: TEST_API_KEY,
     PORT: '0',
+    METRICS_PORT: '0',
     ...overrides,
   };
 }
 
 export interface Writer {
+  /** Where the writer serves GET /metrics. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 

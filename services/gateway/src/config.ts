@@ -4,6 +4,9 @@ import os from 'node:os';
 import { z } from 'zod';
 import { booleanFlag, commonEnv, loadConfig, optionalString, positiveInt, redisUrl } from '@fleet/shared';
 
+/** Shared with the categories CLI, which must evict the keys the gateway writes. */
+export const cacheKeyPrefix = z.string().default('fleet:');
+
 const gatewayEnv = z
   .object({
     ...commonEnv,
@@ -11,7 +14,7 @@ const gatewayEnv = z
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     REDIS_URL: redisUrl,
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
-    CACHE_KEY_PREFIX: z.string().default('fleet:'),
+    CACHE_KEY_PREFIX: cacheKeyPrefix,
     CATEGORY_CACHE_TTL_SECONDS: positiveInt(300),
     CATEGORY_NOT_FOUND_TTL_SECONDS: positiveInt(30),
     API_KEYS: z
@@ -45,6 +48,9 @@ const gatewayEnv = z
   });
 
 export type GatewayEnv = z.output<typeof gatewayEnv>;
+
+/** Every variable the gateway reads, so that the deployment files can be checked against it. */
+export const gatewayEnvNames = Object.keys(gatewayEnv.innerType().shape);
 
 export interface GatewayConfig extends GatewayEnv {
   instanceId: string;

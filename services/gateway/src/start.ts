@@ -2,6 +2,7 @@
 // unreachable), then serves HTTP. Returns a handle whose stop() shuts down in order.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import {
   CommandBus,
@@ -10,18 +11,27 @@ import {
   createPool,
   redactUrl,
   topicsFor,
+  waitAtMost,
   type Logger,
 } from '@fleet/shared';
+import { createApiKeyAuth } from './api-keys/api-key-auth';
 import { createTokenVerifier } from './auth/token-verifier';
+import { createCategoryCache } from './categories/category-cache';
+import { createCategoryReader } from './categories/get-category';
 import type { GatewayConfig } from './config';
 import { createApp } from './http/app';
+import { createGatewayMetrics } from './metrics';
 
 export { gatewayConfig, type GatewayConfig } from './config';
+export { importCategories, type ImportResult } from './categories/import-categories';
+export { readCategoryFile } from './categories/category-file';
 
 export interface Gateway {
   port: number;
   url: string;
   bus: CommandBus;
+  /** The express app, for tests that read its route table. */
+  app: Express;
   stop(): Promise<void>;
 }
 
@@ -71,28 +81,49 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     logger,
   );
   const redis = createRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS);
-  redis.on('error', () => undefined); // outages are reported by the cache, once each
+  let lastRedisError = '';
+  // Outages are reported by the cache, once each; the listener only keeps the cause for start-up errors.
+  redis.on('error', (error: Error) => {
+    lastRedisError = error.message;
+  });
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `fleet-gateway-${config.instanceId}`, logger });
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
+  const metrics = createGatewayMetrics({ pendingReplies: () => bus.pendingCount() });
   const bus = new CommandBus({
     kafka,
     topics,
     instanceId: config.instanceId,
+    fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
     logger,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+    onPublish: metrics.observePublish,
+    onReply: metrics.observeReply,
+  });
+
+  const apiKeys = createApiKeyAuth({
+    pool,
+    configuredKeys: config.API_KEYS,
+    refreshSeconds: config.API_KEY_REFRESH_SECONDS,
+    logger,
   });
 
   const closeAll = async () => {
+    apiKeys.stop();
     await Promise.allSettled([bus.stop(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
   };
   try {
     await reach(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}`, () => pool.query('SELECT 1'));
     await reach(`Redis is unreachable at ${redactUrl(config.REDIS_URL)}`, async () => {
-      await redis.connect();
-      await redis.ping();
+      try {
+        await redis.connect();
+        await redis.ping();
+      } catch (error) {
+        throw new Error(lastRedisError || (error as Error).message);
+      }
     });
     await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => bus.start());
+    await reach('cannot load the API keys', () => apiKeys.start());
   } catch (error) {
     redis.disconnect();
     await closeAll();
@@ -105,6 +136,21 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     trustProxy: config.TRUST_PROXY,
     health: { pool, redis, bus, isStopping: () => stopping },
     writes: { bus, topics, tokens, bodyLimit: config.BODY_LIMIT },
+    categories: {
+      apiKeys,
+      reader: createCategoryReader({
+        pool,
+        cache: createCategoryCache({
+          redis,
+          prefix: config.CACHE_KEY_PREFIX,
+          ttlSeconds: config.CATEGORY_CACHE_TTL_SECONDS,
+          notFoundTtlSeconds: config.CATEGORY_NOT_FOUND_TTL_SECONDS,
+          logger,
+          lookups: metrics.cacheLookups,
+        }),
+      }),
+    },
+    metrics,
   });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, app);
   server.keepAliveTimeout = 65_000;
@@ -119,6 +165,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     port,
     url: `http://127.0.0.1:${port}`,
     bus,
+    app,
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -127,7 +174,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       server.closeIdleConnections();
       // Keep-alive connections still busy are closed once their response is sent.
       server.on('request', (_req, res) => res.setHeader('Connection', 'close'));
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, config.REPLY_TIMEOUT_MS + 1000))]);
+      await waitAtMost(closed, config.REPLY_TIMEOUT_MS + 1000);
       server.closeAllConnections();
       await closeAll();
       logger.info('gateway stopped');

@@ -5,12 +5,13 @@
 // instance reads the reply topic through a consumer group of its own, so each reply reaches the
 // instance that asked however many run; replies for other instances are skipped by correlation id.
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
+import type { Admin, Kafka, Message, Producer } from 'kafkajs';
 import { delay, withTimeout } from '../deadline';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import { commandReplySchema, type CommandReply } from '../schemas/reply.schema';
 import { producerConfig } from './client';
+import { superviseConsumer, type SupervisedConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
 
 export interface CommandBusOptions {
@@ -18,6 +19,8 @@ export interface CommandBusOptions {
   topics: Topics;
   /** Unique per running gateway; names its reply consumer group. */
   instanceId: string;
+  /** How long the broker may hold an empty fetch of replies (KAFKA_FETCH_MAX_WAIT_MS). */
+  fetchMaxWaitMs?: number;
   logger: Logger;
   /** How long a request waits for its writer's reply before answering 503. */
   replyTimeoutMs: number;
@@ -29,6 +32,8 @@ export interface CommandBusOptions {
   maxBatchSize?: number;
   /** Observes each produce: batch size and seconds taken. */
   onPublish?: (size: number, seconds: number, ok: boolean) => void;
+  /** Observes each request that was published: seconds from request() to the reply, or to its timeout. */
+  onReply?: (seconds: number, outcome: 'replied' | 'timeout') => void;
 }
 
 export interface CommandRequest {
@@ -42,6 +47,8 @@ interface Pending {
   resolve: (reply: CommandReply) => void;
   reject: (error: AppError) => void;
   timer: NodeJS.Timeout;
+  /** performance.now() when request() was called. */
+  startedAt: number;
 }
 
 interface Queued {
@@ -54,7 +61,9 @@ const PROBE_HEADER = 'reply-probe';
 
 export class CommandBus {
   private readonly producer: Producer;
-  private readonly consumer: Consumer;
+  private replyConsumer: SupervisedConsumer | undefined;
+  /** True while a crashed reply consumer is being replaced: no reply could arrive. */
+  private repliesDown = false;
   private readonly admin: Admin;
   private readonly pending = new Map<string, Pending>();
   private queue: Queued[] = [];
@@ -71,24 +80,38 @@ export class CommandBus {
       // The bus bounds each produce itself; kafkajs's own retries would only hold a request longer.
       producerConfig({ retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } }),
     );
-    this.consumer = kafka.consumer({
-      groupId: `${options.topics.replies}.${options.instanceId}`,
-      allowAutoTopicCreation: true,
-      maxWaitTimeInMs: 100,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3000,
-    });
     this.admin = kafka.admin();
   }
 
   async start(): Promise<void> {
     await this.producer.connect();
     await this.admin.connect();
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.options.topics.replies, fromBeginning: false });
-    await this.consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) this.onReply(message.headers, message.value);
+    const groupId = `${this.options.topics.replies}.${this.options.instanceId}`;
+    this.replyConsumer = await superviseConsumer({
+      name: groupId,
+      logger: this.options.logger,
+      create: () =>
+        this.options.kafka.consumer({
+          groupId,
+          allowAutoTopicCreation: true,
+          maxWaitTimeInMs: this.options.fetchMaxWaitMs ?? 100,
+          sessionTimeout: 30_000,
+          heartbeatInterval: 3000,
+        }),
+      run: async (consumer) => {
+        await consumer.connect();
+        await consumer.subscribe({ topic: this.options.topics.replies, fromBeginning: false });
+        await consumer.run({
+          eachBatch: async ({ batch }) => {
+            for (const message of batch.messages) this.onReply(message.headers, message.value);
+          },
+        });
+      },
+      onDown: () => {
+        this.repliesDown = true;
+      },
+      onUp: () => {
+        this.repliesDown = false;
       },
     });
     await this.awaitReplyPath();
@@ -98,7 +121,7 @@ export class CommandBus {
 
   /** True while commands can be published and replies received. */
   isReady(): boolean {
-    return this.started && !this.stopping && this.brokerDownSince === undefined;
+    return this.started && !this.stopping && this.brokerDownSince === undefined && !this.repliesDown;
   }
 
   pendingCount(): number {
@@ -108,13 +131,15 @@ export class CommandBus {
   /** Publishes a command and resolves with the writer's reply. Fails with a 503 AppError, never hangs. */
   request(command: CommandRequest): Promise<CommandReply> {
     if (this.stopping) return Promise.reject(new AppError({ kind: 'shuttingDown', retryAfterSeconds: 1 }));
-    if (!this.started || this.brokerDownSince !== undefined) {
+    if (!this.started || this.brokerDownSince !== undefined || this.repliesDown) {
       return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
     }
     const correlationId = randomUUID();
+    const startedAt = performance.now();
     return new Promise<CommandReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);
+        this.options.onReply?.((performance.now() - startedAt) / 1000, 'timeout');
         reject(
           new AppError({
             kind: 'replyTimeout',
@@ -123,7 +148,7 @@ export class CommandBus {
           }),
         );
       }, this.options.replyTimeoutMs);
-      this.pending.set(correlationId, { resolve, reject, timer });
+      this.pending.set(correlationId, { resolve, reject, timer, startedAt });
       this.queue.push({
         topic: command.topic,
         correlationId,
@@ -148,7 +173,7 @@ export class CommandBus {
     // In-flight requests still get their replies (or their timeouts) before the consumer goes.
     const deadline = Date.now() + this.options.replyTimeoutMs;
     while (this.pending.size > 0 && Date.now() < deadline) await delay(20);
-    await Promise.allSettled([this.consumer.disconnect(), this.producer.disconnect(), this.admin.disconnect()]);
+    await Promise.allSettled([this.replyConsumer?.stop(), this.producer.disconnect(), this.admin.disconnect()]);
   }
 
   private onReply(messageHeaders: Message['headers'], value: Buffer | null): void {
@@ -162,6 +187,7 @@ export class CommandBus {
     if (!entry || !value) return;
     this.pending.delete(correlationId);
     clearTimeout(entry.timer);
+    this.options.onReply?.((performance.now() - entry.startedAt) / 1000, 'replied');
     try {
       entry.resolve(commandReplySchema.parse(JSON.parse(value.toString())));
     } catch (error) {

@@ -2,12 +2,13 @@
 // decode it with the shared schema, store the batch in one go, reply to each command, and only then
 // resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
 // idempotently; a message that cannot be decoded goes to the dead-letter topic with its reason.
-import type { Consumer, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Batch, ConsumerRunConfig, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { z } from 'zod';
 import { delay } from '../deadline';
 import type { Logger } from '../logger';
 import type { CommandReply } from '../schemas/reply.schema';
 import { producerConfig } from './client';
+import { superviseConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
 
 export interface StoredCommand {
@@ -32,6 +33,10 @@ export interface CommandConsumerOptions<S extends z.ZodTypeAny> {
   store: (commands: Array<DecodedCommand<z.output<S>>>) => Promise<StoredCommand[]>;
   /** Partitions processed at once by this instance. */
   concurrency?: number;
+  /** How long the broker may hold an empty fetch (KAFKA_FETCH_MAX_WAIT_MS). */
+  fetchMaxWaitMs?: number;
+  /** How long the group waits for this consumer's heartbeat before rebalancing without it. */
+  sessionTimeoutMs?: number;
   metrics?: {
     batch?: (size: number) => void;
     stored?: (inserted: number, duplicates: number) => void;
@@ -47,6 +52,19 @@ function headerText(messageHeaders: IHeaders | undefined, name: string): string 
   const value = messageHeaders?.[name];
   if (value === undefined) return undefined;
   return Array.isArray(value) ? value[0]?.toString() : value.toString();
+}
+
+/** How many request ids an error line names; a batch can hold thousands of messages. */
+const LOGGED_REQUEST_IDS = 20;
+
+/** The request ids of a batch, for a log line, so an operator can follow a failing batch to its HTTP requests. */
+function batchContext(batch: Batch): Record<string, unknown> {
+  return {
+    topic: batch.topic,
+    partition: batch.partition,
+    messages: batch.messages.length,
+    requestIds: batch.messages.slice(0, LOGGED_REQUEST_IDS).map((message) => headerText(message.headers, headers.requestId)),
+  };
 }
 
 function decode<S extends z.ZodTypeAny>(
@@ -73,13 +91,6 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
 ): Promise<CommandConsumer> {
   const { kafka, topics, logger } = options;
   const producer: Producer = kafka.producer(producerConfig());
-  const consumer: Consumer = kafka.consumer({
-    groupId: options.groupId,
-    allowAutoTopicCreation: true,
-    maxWaitTimeInMs: 100,
-    sessionTimeout: 30_000,
-    heartbeatInterval: 3000,
-  });
   let failingSince: number | undefined;
 
   /** Retries a step until it succeeds or this consumer no longer owns the partition. */
@@ -88,6 +99,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     step: () => Promise<T>,
     owned: () => boolean,
     heartbeat: () => Promise<void>,
+    context: () => Record<string, unknown>,
   ): Promise<T | undefined> {
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -100,7 +112,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       } catch (error) {
         if (failingSince === undefined) {
           failingSince = Date.now();
-          logger.error({ err: (error as Error).message }, `${what} failed; retrying without committing offsets`);
+          logger.error({ err: (error as Error).message, ...context() }, `${what} failed; retrying without committing offsets`);
         }
         if (!owned()) return undefined;
         await delay(Math.min(100 * 2 ** attempt, 2000));
@@ -110,15 +122,13 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     }
   }
 
-  await producer.connect();
-  await consumer.connect();
-  await consumer.subscribe({ topic: options.topic, fromBeginning: true });
-  await consumer.run({
+  const runConfig: ConsumerRunConfig = {
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: options.concurrency ?? 2,
     eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
       if (batch.messages.length === 0) return;
       const owned = () => isRunning() && !isStale();
+      const context = () => batchContext(batch);
       const decoded: Array<DecodedCommand<z.output<S>>> = [];
       const deadLetters: Message[] = [];
       for (const message of batch.messages) {
@@ -126,7 +136,16 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
         if (result.ok) {
           decoded.push({ command: result.command, message });
         } else {
-          logger.warn({ offset: message.offset, partition: batch.partition, reason: result.reason }, 'dead-lettering a message');
+          logger.warn(
+            {
+              requestId: headerText(message.headers, headers.requestId),
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: message.offset,
+              reason: result.reason,
+            },
+            'dead-lettering a message',
+          );
           deadLetters.push({
             key: message.key,
             value: message.value,
@@ -141,7 +160,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       options.metrics?.batch?.(batch.messages.length);
 
       const stored = decoded.length
-        ? await persistently('storing to PostgreSQL', () => options.store(decoded), owned, heartbeat)
+        ? await persistently('storing to PostgreSQL', () => options.store(decoded), owned, heartbeat, context)
         : [];
       if (stored === undefined) return;
 
@@ -165,6 +184,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
           () => producer.sendBatch({ acks: -1, topicMessages }),
           owned,
           heartbeat,
+          context,
         );
         if (sent === undefined) return;
       }
@@ -173,14 +193,51 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       options.metrics?.stored?.(stored.length - duplicates, duplicates);
       if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
       resolveOffset(batch.lastOffset());
+      // Per message, so a request id found in the gateway's log leads to the row it produced.
+      if (logger.isLevelEnabled('debug')) {
+        stored.forEach((result, index) => {
+          const { message } = decoded[index]!;
+          logger.debug(
+            {
+              requestId: headerText(message.headers, headers.requestId),
+              partition: batch.partition,
+              offset: message.offset,
+              id: result.id,
+              duplicate: result.duplicate,
+            },
+            'command stored',
+          );
+        });
+      }
       await heartbeat();
+    },
+  };
+
+  const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+  await producer.connect();
+  const consumer = await superviseConsumer({
+    name: options.groupId,
+    logger,
+    create: () =>
+      kafka.consumer({
+        groupId: options.groupId,
+        allowAutoTopicCreation: true,
+        maxWaitTimeInMs: options.fetchMaxWaitMs ?? 100,
+        sessionTimeout,
+        // A third of the session at most, so that one lost heartbeat never ends the session.
+        heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
+      }),
+    run: async (fresh) => {
+      await fresh.connect();
+      await fresh.subscribe({ topic: options.topic, fromBeginning: true });
+      await fresh.run(runConfig);
     },
   });
 
   return {
     async stop() {
       // disconnect() lets the batch in progress finish and commits its resolved offsets.
-      await consumer.disconnect();
+      await consumer.stop();
       await producer.disconnect();
     },
   };

@@ -12,6 +12,14 @@ function toNumber(value: unknown): unknown {
 
 const booleanWords: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
 
+/** The strings numberLike() accepts, as a JSON Schema pattern for the API description. */
+export const numericTextPattern = `^\\s*(?:${numericText.source.slice(1, -1)})\\s*$`;
+
+/** The strings booleanLike() accepts (in any letter case), as a JSON Schema pattern, which has no `i` flag. */
+export const booleanTextPattern = `^\\s*(?:${Object.keys(booleanWords)
+  .map((word) => [...word].map((char) => (/[a-z]/.test(char) ? `[${char}${char.toUpperCase()}]` : char)).join(''))
+  .join('|')})\\s*$`;
+
 function toBoolean(value: unknown): unknown {
   if (typeof value === 'string') {
     const word = booleanWords[value.trim().toLowerCase()];

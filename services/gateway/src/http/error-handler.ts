@@ -42,10 +42,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return next(error);
     const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
     if (known) {
-      if (known.httpStatus >= 500) logger.warn({ code: known.code, detail: known.detail, path: req.path }, known.message);
+      if (known.httpStatus >= 500) {
+        logger.warn({ requestId: res.locals.requestId, code: known.code, detail: known.detail, path: req.path }, known.message);
+      }
       return sendError(res, known);
     }
-    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    logger.error({ requestId: res.locals.requestId, err: error, method: req.method, path: req.path }, 'unhandled error');
     sendError(res, new AppError({ kind: 'internal' }));
   };
 }

@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 
-const acceptable = /^[A-Za-z0-9._:-]{1,128}$/;
+export const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const assignRequestId: RequestHandler = (req, res, next) => {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
+  const id = typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
   res.locals.requestId = id;
   res.setHeader('X-Request-Id', id);
   next();

@@ -1,0 +1,81 @@
+// API key authentication of the category read. The accepted keys (API_KEYS and the active rows of
+// api_keys) are held in memory as SHA-256 digests and refreshed in the background, so a request never
+// waits on the database to be authenticated. The presented key is hashed and compared with every
+// digest in constant time, without stopping at a match.
+import { timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Pool } from 'pg';
+import { AppError, type Logger } from '@fleet/shared';
+import { activeApiKeyHashes, hashApiKey } from './api-key-store';
+
+export interface ApiKeyAuthOptions {
+  pool: Pool;
+  configuredKeys: readonly string[];
+  refreshSeconds: number;
+  logger: Logger;
+}
+
+export interface ApiKeyAuth {
+  /** Loads the stored keys once and keeps refreshing them until stop(). */
+  start(): Promise<void>;
+  refresh(): Promise<void>;
+  stop(): void;
+  isAccepted(presented: string | undefined): boolean;
+  /** Answers 401 unless the Authorization header is an accepted key, as is (no scheme). */
+  middleware: RequestHandler;
+}
+
+export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
+  const configured = options.configuredKeys.map(hashApiKey);
+  let accepted: Buffer[] = configured;
+  let timer: NodeJS.Timeout | undefined;
+  let failing = false;
+
+  async function refresh(): Promise<void> {
+    const stored = await activeApiKeyHashes(options.pool);
+    accepted = [...configured, ...stored];
+  }
+
+  function refreshInBackground(): void {
+    refresh().then(
+      () => {
+        if (!failing) return;
+        failing = false;
+        options.logger.info('API keys refreshed again');
+      },
+      (error: Error) => {
+        if (failing) return;
+        failing = true;
+        options.logger.warn({ reason: error.message }, 'cannot refresh API keys: keeping the keys loaded before');
+      },
+    );
+  }
+
+  function isAccepted(presented: string | undefined): boolean {
+    if (!presented) return false;
+    const digest = hashApiKey(presented);
+    let matches = 0;
+    for (const known of accepted) matches |= Number(timingSafeEqual(known, digest));
+    return matches !== 0;
+  }
+
+  return {
+    async start() {
+      await refresh();
+      if (accepted.length === 0) {
+        options.logger.warn('no API keys: every product category read is refused until one is created (npm run api-key -- create <label>)');
+      }
+      timer = setInterval(refreshInBackground, options.refreshSeconds * 1000);
+      timer.unref();
+    },
+    refresh,
+    stop() {
+      clearInterval(timer);
+    },
+    isAccepted,
+    middleware(req, _res, next) {
+      if (!isAccepted(req.headers.authorization)) throw new AppError({ kind: 'apiKeyRequired' });
+      next();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// Product categories in PostgreSQL: the read by id and the bulk upsert of an import.
+import type { Pool } from 'pg';
+import type { Category } from './category.schema';
+
+/** A row as pg returns it: `numeric` arrives as a string to keep its precision. */
+export interface CategoryRow {
+  id: string;
+  name: string;
+  min_temperature: string | number | null;
+  max_temperature: string | number | null;
+}
+
+function temperatureOf(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+export function toCategory(row: CategoryRow): Category {
+  return {
+    id: row.id,
+    name: row.name,
+    min_temperature: temperatureOf(row.min_temperature),
+    max_temperature: temperatureOf(row.max_temperature),
+  };
+}
+
+export async function findCategory(pool: Pool, id: string): Promise<Category | undefined> {
+  const result = await pool.query<CategoryRow>({
+    name: 'find-product-category',
+    text: 'SELECT id, name, min_temperature, max_temperature FROM product_categories WHERE id = $1',
+    values: [id],
+  });
+  const row = result.rows[0];
+  return row ? toCategory(row) : undefined;
+}
+
+const UPSERT_BATCH = 1000;
+
+/**
+ * Inserts new categories and updates those whose fields differ, in one transaction. Returns the ids
+ * that were inserted or changed: only those can be stale in a cache.
+ */
+export async function upsertCategories(pool: Pool, categories: readonly Category[]): Promise<string[]> {
+  const client = await pool.connect();
+  const changed: string[] = [];
+  try {
+    await client.query('BEGIN');
+    for (let start = 0; start < categories.length; start += UPSERT_BATCH) {
+      const batch = categories.slice(start, start + UPSERT_BATCH);
+      const result = await client.query<{ id: string }>(
+        `INSERT INTO product_categories (id, name, min_temperature, max_temperature)
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::numeric[], $4::numeric[])
+         ON CONFLICT (id) DO UPDATE
+           SET name = EXCLUDED.name,
+               min_temperature = EXCLUDED.min_temperature,
+               max_temperature = EXCLUDED.max_temperature,
+               updated_at = now()
+           WHERE (product_categories.name, product_categories.min_temperature, product_categories.max_temperature)
+             IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.min_temperature, EXCLUDED.max_temperature)
+         RETURNING id`,
+        [
+          batch.map((category) => category.id),
+          batch.map((category) => category.name),
+          batch.map((category) => category.min_temperature),
+          batch.map((category) => category.max_temperature),
+        ],
+      );
+      changed.push(...result.rows.map((row) => row.id));
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  return changed;
+}

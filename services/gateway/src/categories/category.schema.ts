@@ -1,0 +1,34 @@
+// The shapes of a product category: the id a client asks for, the row an import brings in, and the
+// object the read answers with (spec section 2.1). Temperatures are plain numbers or null.
+import { z } from 'zod';
+
+export const categoryParamsSchema = z.object({ id: z.string().uuid() });
+
+const decimal = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/** An import cell: a number, a decimal written as text (CSV), or empty/absent for "no limit". */
+const temperature = z.preprocess(
+  (value) => {
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'string') return value;
+    const text = value.trim();
+    if (text === '') return null;
+    return decimal.test(text) ? Number(text) : value;
+  },
+  z.number({ invalid_type_error: 'must be a number or empty' }).finite().nullable(),
+);
+
+export const categoryRowSchema = z
+  .object({
+    // Lower case, as PostgreSQL prints uuids, so the cache key of an imported id is the one reads use.
+    id: z.string().trim().uuid().transform((id) => id.toLowerCase()),
+    name: z.string().trim().min(1, 'must not be empty'),
+    min_temperature: temperature,
+    max_temperature: temperature,
+  })
+  .refine(
+    (row) => row.min_temperature === null || row.max_temperature === null || row.min_temperature <= row.max_temperature,
+    { message: 'must not be above max_temperature', path: ['min_temperature'] },
+  );
+
+export type Category = z.output<typeof categoryRowSchema>;

@@ -1,0 +1,140 @@
+// The product category read: validate the id, answer from the cache, else from PostgreSQL (one query
+// per id however many requests miss at once) and fill the cache. The result is the response body,
+// serialised once, so a cache hit is sent as the bytes Redis returned.
+import type { Pool } from 'pg';
+import { DatabaseError } from 'pg';
+import type { ZodError } from 'zod';
+import { AppError } from '@fleet/shared';
+import { NOT_FOUND, type CategoryCache } from './category-cache';
+import { categoryParamsSchema, type Category } from './category.schema';
+import { findCategory } from './category-store';
+
+/** The 400 of spec section 7.1, whose body has no `code`: its fields are exactly the spec's. */
+export class CategoryIdError extends AppError {
+  constructor(private readonly payload: Record<string, unknown>) {
+    super({ kind: 'validationFailed', message: String(payload.message) });
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return this.payload;
+  }
+}
+
+function valueAt(input: unknown, path: readonly (string | number)[]): unknown {
+  let value = input;
+  for (const segment of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string | number, unknown>)[segment];
+  }
+  return value;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/**
+ * The section 7.1 body built from a zod error. Zod gives `expected` and `received` only for type
+ * issues; for a failed string check they are filled with the check's name and the value given, so
+ * every issue carries both.
+ */
+export function invalidIdBody(error: ZodError, input: unknown): Record<string, unknown> {
+  const issues = error.issues.map((issue) => {
+    const given = valueAt(input, issue.path);
+    const expected = 'expected' in issue ? issue.expected : 'validation' in issue ? issue.validation : undefined;
+    const received = 'received' in issue ? issue.received : typeof given === 'string' ? given : typeOf(given);
+    return {
+      code: issue.code,
+      expected: typeof expected === 'object' ? JSON.stringify(expected) : (expected ?? issue.code),
+      message: issue.message,
+      path: issue.path.map(String),
+      received,
+    };
+  });
+  return {
+    errors: error.flatten().fieldErrors,
+    errors_v2: { formatted: error.format(), issues },
+    message: 'Invalid product category id: it must be a UUID',
+  };
+}
+
+/** Returns the id in lower case, the form PostgreSQL prints and the cache keys use. */
+export function parseCategoryId(id: unknown): string {
+  const parsed = categoryParamsSchema.safeParse({ id });
+  if (!parsed.success) throw new CategoryIdError(invalidIdBody(parsed.error, { id }));
+  return parsed.data.id.toLowerCase();
+}
+
+export function categoryBody(category: Category): string {
+  return JSON.stringify({
+    data: {
+      id: category.id,
+      name: category.name,
+      min_temperature: category.min_temperature,
+      max_temperature: category.max_temperature,
+    },
+  });
+}
+
+/** SQLSTATE classes that mean the server cannot serve now, as opposed to a fault in the query. */
+const unavailableStates = /^(08|53|57P)/;
+
+/** What pg throws, without a code, when a connection cannot be had or is lost mid-query. */
+const connectionFailures = /connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
+
+/** True when the database could not be reached or is refusing work, i.e. a retry later may succeed. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof DatabaseError) return unavailableStates.test(error.code ?? '');
+  // Duck-typed: socket errors may come from another realm (a test VM), where instanceof Error fails.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (typeof code === 'string' && code.startsWith('E')) || (typeof message === 'string' && connectionFailures.test(message));
+}
+
+export interface CategoryReaderDeps {
+  pool: Pool;
+  cache: CategoryCache;
+}
+
+export interface CategoryReader {
+  /** The response body for the id; throws the 400, 404 or 503 AppError otherwise. */
+  read(id: unknown): Promise<Buffer | string>;
+}
+
+export function createCategoryReader(deps: CategoryReaderDeps): CategoryReader {
+  const loading = new Map<string, Promise<string | null>>();
+
+  async function loadFromDatabase(id: string): Promise<string | null> {
+    let category: Category | undefined;
+    try {
+      category = await findCategory(deps.pool, id);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
+    }
+    const body = category ? categoryBody(category) : null;
+    deps.cache.set(id, body);
+    return body;
+  }
+
+  function load(id: string): Promise<string | null> {
+    let pending = loading.get(id);
+    if (!pending) {
+      pending = loadFromDatabase(id).finally(() => loading.delete(id));
+      loading.set(id, pending);
+    }
+    return pending;
+  }
+
+  return {
+    async read(rawId) {
+      const id = parseCategoryId(rawId);
+      let body: Buffer | string | null | typeof NOT_FOUND | undefined = await deps.cache.get(id);
+      if (body === undefined) body = await load(id);
+      if (body === null || body === NOT_FOUND) throw new AppError({ kind: 'categoryNotFound' });
+      return body;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// Times every request, records it in the request histogram by route pattern (never the raw URL, so
+// the label set stays bounded) and logs one line per request at debug level. Info would cost
+// throughput on the hot paths, so per-request lines appear only with LOG_LEVEL=debug; errors are
+// logged by the error handler whatever the level.
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '@fleet/shared';
+import type { GatewayMetrics } from '../metrics';
+import { requestIdOf } from './request-id';
+import { listRoutes, routeMatcher, type RouteMatcher } from './route-table';
+
+/** The nginx convention for a client that closed the connection before the response was sent. */
+const CLIENT_CLOSED = 499;
+const UNMATCHED = 'unmatched';
+
+export function observeRequests(metrics: GatewayMetrics, logger: Logger): RequestHandler {
+  let matcher: RouteMatcher | undefined;
+
+  // A request refused by middleware before its route ran (e.g. a missing API key) has no req.route;
+  // it is labelled with the pattern its path matches. Built on first use, when every route exists.
+  function routeOf(req: Request): string {
+    const route = req.route as { path?: unknown } | undefined;
+    if (route && typeof route.path === 'string') return route.path;
+    matcher ??= routeMatcher(listRoutes(req.app as Express));
+    return matcher.match(req.path) ?? UNMATCHED;
+  }
+
+  // One function for every response, with the response as `this`: no closure per request.
+  function onClose(this: Response): void {
+    const res = this;
+    const req = res.req;
+    const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
+    const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
+    const route = routeOf(req);
+    metrics.observeRequest(req.method, route, status, seconds);
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug(
+        { requestId: requestIdOf(res), method: req.method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 },
+        'request',
+      );
+    }
+  }
+
+  return (_req, res, next) => {
+    res.locals.startedAt = performance.now();
+    res.on('close', onClose);
+    next();
+  };
+}

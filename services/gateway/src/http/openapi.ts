@@ -1,0 +1,361 @@
+// The OpenAPI 3.1 description of every route the gateway serves, generated from zod schemas: the
+// request bodies are the shared schemas the routes validate with, and the response bodies are
+// defined here, once. Served at GET /openapi.json and rendered at GET /docs.
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import {
+  IMEI_MAX_LENGTH,
+  VEHICLE_GROUP_NAME_MAX_LENGTH,
+  VEHICLE_IDS_MAX,
+  booleanTextPattern,
+  errorCodes,
+  numericTextPattern,
+  tripLocationRequestSchema,
+  vehicleGroupRequestSchema,
+} from '@fleet/shared';
+import { CATEGORY_BASE_PATH } from '../categories/category-routes';
+import { categoryParamsSchema } from '../categories/category.schema';
+import { requestIdPattern } from './request-id';
+import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
+
+extendZodWithOpenApi(z);
+
+/**
+ * zod-to-openapi 7 describes a z.preprocess() by its inner schema and a .pipe() by its input, so the
+ * shared trip schema, generated as is, would claim that latitude is an unbounded number (the numeric
+ * strings a form sends are accepted too) and would leave gpsTime untyped. Each coerced field is
+ * therefore restated as what the shared preprocessor accepts on the wire, keeping the bounds of its
+ * output schema; the field list and the plain fields still come from the shared schema, so a field
+ * added there appears here.
+ */
+function wireForm(field: z.ZodTypeAny): z.ZodTypeAny {
+  if (field instanceof z.ZodOptional) return wireForm(field.unwrap()).optional();
+  if (field instanceof z.ZodPipeline && isPreprocess(field._def.in)) {
+    return accepted(field._def.in._def.schema, field._def.out);
+  }
+  if (isPreprocess(field)) return accepted(field._def.schema, field._def.schema);
+  return field;
+}
+
+function isPreprocess(schema: z.ZodTypeAny): schema is z.ZodEffects<z.ZodTypeAny> {
+  return schema instanceof z.ZodEffects && schema._def.effect.type === 'preprocess';
+}
+
+/** `coerced` is the type the preprocessor produces; `checked` carries the bounds applied after it. */
+function accepted(coerced: z.ZodTypeAny, checked: z.ZodTypeAny): z.ZodTypeAny {
+  if (coerced instanceof z.ZodNumber) {
+    const numericText = z.string().regex(new RegExp(numericTextPattern)).openapi({ description: 'a numeric string, within the same bounds' });
+    return z.union([checked, numericText]);
+  }
+  if (coerced instanceof z.ZodBoolean) {
+    return z.union([
+      checked,
+      z.number().int().min(0).max(1),
+      z.string().regex(new RegExp(booleanTextPattern)).openapi({ description: 'true, false, 1 or 0, in any letter case' }),
+    ]);
+  }
+  return checked;
+}
+
+const gpsTime = z
+  .union([
+    z.string().openapi({
+      description: 'ISO-8601 with an offset or Z (e.g. 2026-11-22T08:30:00+07:00), "YYYY-MM-DD HH:mm:ss" in UTC, or epoch digits',
+    }),
+    z.number().min(0).openapi({ description: 'epoch seconds (below 1e11) or milliseconds' }),
+  ])
+  .openapi({ description: 'When the device took the position; ambiguous local times without an offset are refused' });
+
+const tripLocationWire = tripLocationRequestSchema
+  .extend({
+    ...Object.fromEntries(Object.entries(tripLocationRequestSchema.shape).map(([name, field]) => [name, wireForm(field)])),
+    gpsTime,
+  })
+  .openapi({ description: 'A position report (spec 2.2); JSON or form-urlencoded, unknown fields are ignored' });
+
+const errorBody = z
+  .object({
+    code: z.string().openapi({ description: 'E-<area><version>/<n>-<nn>, listed in the README' }),
+    message: z.string(),
+    detail: z.string().optional(),
+  })
+  .strict()
+  .openapi({ description: 'Every error but the product category 400: a code, its message, and what went wrong' });
+
+const validationErrorBody = errorBody
+  .extend({
+    issues: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() }).strict()),
+  })
+  .strict()
+  .openapi({ description: `${errorCodes.validationFailed.code}: every invalid field, with its path` });
+
+const creationResult = z
+  .object({
+    message: z.string(),
+    data: z.object({ id: z.number().int(), information: z.string() }).strict(),
+  })
+  .strict()
+  .openapi({ description: 'Spec 2.4: the stored record (a retry of the same record answers with the same id)' });
+
+const temperature = z.number().nullable().openapi({ description: 'null when the category has no limit' });
+
+const productCategory = z
+  .object({ id: z.string().uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
+  .strict()
+  .openapi({ description: 'Spec 2.1' });
+
+const categoryIdError = z
+  .object({
+    errors: z.record(z.array(z.string())).openapi({ description: 'field -> messages' }),
+    errors_v2: z
+      .object({
+        formatted: z.object({ _errors: z.array(z.string()) }).catchall(z.unknown()).openapi({ description: "zod's formatted error tree" }),
+        issues: z.array(
+          z
+            .object({
+              code: z.string(),
+              expected: z.unknown(),
+              message: z.string(),
+              path: z.array(z.string()),
+              received: z.unknown(),
+            })
+            .strict(),
+        ),
+      })
+      .strict(),
+    message: z.string(),
+  })
+  .strict()
+  .openapi({ description: 'Spec 7.1: the id is not a UUID' });
+
+const liveness = z.object({ status: z.literal('alive') }).strict();
+const dependencyState = z.enum(['up', 'down']);
+const readiness = z
+  .object({
+    status: z.enum(['ready', 'not ready']),
+    checks: z.object({ postgres: dependencyState, redis: dependencyState, kafka: dependencyState }).strict(),
+  })
+  .strict();
+
+const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+const retryAfterHeader = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+
+function json(schema: z.ZodTypeAny, description: string, retry = false) {
+  return {
+    description,
+    headers: retry ? { ...requestIdHeader, ...retryAfterHeader } : requestIdHeader,
+    content: { 'application/json': { schema } },
+  };
+}
+
+const requestIdParameter = z.object({
+  'x-request-id': z
+    .string()
+    .regex(requestIdPattern)
+    .optional()
+    .openapi({ description: "Echoed back and carried to the writers' logs; one is generated when absent or unusable" }),
+});
+
+const exampleTrip = {
+  imei: '359632104565789',
+  gpsTime: '2026-11-22T08:30:00Z',
+  latitude: -6.2088,
+  longitude: 106.8456,
+  speed: 42.5,
+  ignition: true,
+  angle: 180,
+  satellite: 9,
+};
+
+function buildDocument(): object {
+  const registry = new OpenAPIRegistry();
+  const bearer = registry.registerComponent('securitySchemes', 'BearerJwt', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A JWT with an exp claim; a missing token is 401, an expired or malformed one 400',
+  });
+  const apiKey = registry.registerComponent('securitySchemes', 'ApiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'The raw API key, without a scheme',
+  });
+  registry.registerComponent('headers', 'X-Request-Id', {
+    description: 'The id of this request, as logged by the gateway and the writers',
+    schema: { type: 'string' },
+  });
+  registry.registerComponent('headers', 'Retry-After', {
+    description: 'Seconds to wait before retrying',
+    schema: { type: 'integer' },
+  });
+
+  const TripLocationRequest = registry.register('TripLocationRequest', tripLocationWire);
+  const VehicleGroupRequest = registry.register('VehicleGroupRequest', vehicleGroupRequestSchema);
+  const CreationResult = registry.register('CreationResult', creationResult);
+  const ErrorBody = registry.register('Error', errorBody);
+  const ValidationError = registry.register('ValidationError', validationErrorBody);
+  const ProductCategory = registry.register('ProductCategory', productCategory);
+  const CategoryResponse = registry.register('ProductCategoryResponse', z.object({ data: ProductCategory }).strict());
+  const CategoryIdError = registry.register('ProductCategoryIdError', categoryIdError);
+  const Liveness = registry.register('Liveness', liveness);
+  const Readiness = registry.register('Readiness', readiness);
+
+  const badWrite = json(z.union([ValidationError, ErrorBody]), 'Invalid body (E-V1/1-01, -02), or an expired or malformed token (E-V1/1-03)');
+  const writeFailures = {
+    400: badWrite,
+    401: json(ErrorBody, 'No token (E-G1/1-01)'),
+    413: json(ErrorBody, 'Body larger than BODY_LIMIT (E-V1/1-05)'),
+    415: json(ErrorBody, 'Unsupported Content-Type (E-V1/1-04)'),
+    503: json(ErrorBody, 'Kafka unavailable, no reply in time, or shutting down (E-S1/1-01, -02, -04); retrying is safe', true),
+  };
+
+  registry.registerPath({
+    method: 'get',
+    path: `${CATEGORY_BASE_PATH}/{id}`,
+    operationId: 'getProductCategory',
+    summary: 'Detail product category',
+    tags: ['Order'],
+    security: [{ [apiKey.name]: [] }],
+    request: { params: categoryParamsSchema, headers: requestIdParameter },
+    responses: {
+      200: json(CategoryResponse, 'The category'),
+      400: json(CategoryIdError, 'The id is not a UUID'),
+      401: json(ErrorBody, 'Missing or unknown API key (E-A1/1-01), whatever the id'),
+      404: json(ErrorBody, 'No category has this id (E-N1/1-01)'),
+      503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+    },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: TRIP_LOCATION_PATH,
+    operationId: 'createTripLocation',
+    summary: 'Create trip location',
+    description: "Answered once the trip-writer has stored the position. Keyed by IMEI, so each device's positions stay in order.",
+    tags: ['Fleet'],
+    security: [{ [bearer.name]: [] }],
+    request: {
+      headers: requestIdParameter,
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: TripLocationRequest, example: exampleTrip },
+          'application/x-www-form-urlencoded': { schema: TripLocationRequest },
+        },
+      },
+    },
+    responses: { 200: json(CreationResult, 'Stored (or already stored: same imei and gpsTime)'), ...writeFailures },
+  });
+
+  registry.registerPath({
+    method: 'post',
+    path: VEHICLE_GROUP_PATH,
+    operationId: 'createVehicleGroup',
+    summary: 'Create vehicle group',
+    description: `A name of at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters and at most ${VEHICLE_IDS_MAX} vehicle ids (duplicates collapsed).`,
+    tags: ['Fleet'],
+    security: [{ [bearer.name]: [] }],
+    request: {
+      headers: requestIdParameter.extend({
+        'idempotency-key': z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .openapi({ description: 'A retry with the same key answers with the group the first attempt created' }),
+      }),
+      body: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: VehicleGroupRequest,
+            example: { vehicleGroupName: 'Cold chain Jakarta', vehicleIds: [101, 102, 103] },
+          },
+        },
+      },
+    },
+    responses: { 200: json(CreationResult, 'Created (or the group an earlier attempt with this Idempotency-Key created)'), ...writeFailures },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: '/healthz',
+    operationId: 'liveness',
+    summary: 'Liveness: the process answers',
+    tags: ['Operations'],
+    responses: { 200: json(Liveness, 'Alive') },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readiness',
+    summary: 'Readiness: PostgreSQL, Redis and Kafka answer and the gateway is not stopping',
+    tags: ['Operations'],
+    responses: { 200: json(Readiness, 'Ready'), 503: json(Readiness, 'Not ready') },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics',
+    tags: ['Operations'],
+    responses: {
+      200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: z.string() } } },
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    summary: 'This document',
+    tags: ['Operations'],
+    responses: {
+      200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.object({}).passthrough() } } },
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/docs',
+    operationId: 'apiDocs',
+    summary: 'This document, rendered by Swagger UI',
+    tags: ['Operations'],
+    responses: { 200: { description: 'An HTML page', content: { 'text/html': { schema: z.string() } } } },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/docs/{asset}',
+    operationId: 'apiDocsAsset',
+    summary: 'A script or stylesheet of the /docs page',
+    tags: ['Operations'],
+    request: { params: z.object({ asset: z.string() }) },
+    responses: {
+      200: { description: 'The file', content: { 'text/css': { schema: z.string() }, 'application/javascript': { schema: z.string() } } },
+      404: json(ErrorBody, 'No such asset (E-N1/1-02)'),
+    },
+  });
+
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Fleet telemetry ingestion',
+      version: '1.0.0',
+      description:
+        `Product category reads, trip locations and vehicle groups. Every response carries X-Request-Id; ` +
+        `an unknown route is a JSON 404 (${errorCodes.routeNotFound.code}). IMEIs are at most ${IMEI_MAX_LENGTH} characters.`,
+    },
+    tags: [
+      { name: 'Order', description: 'Product categories (API key)' },
+      { name: 'Fleet', description: 'Writes, answered once stored (bearer JWT)' },
+      { name: 'Operations', description: 'Probes, metrics and this description' },
+    ],
+  });
+}
+
+let document: object | undefined;
+
+/** The document, generated once per process. */
+export function openApiDocument(): object {
+  document ??= buildDocument();
+  return document;
+}

@@ -1,0 +1,106 @@
+// The gateway's Prometheus metrics, in a registry of its own. Everything on the request path is cheap:
+// one histogram observation per request (its _count is the request counter), children looked up
+// rather than label objects built, and the pending-replies gauge read only when scraped.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createMetricsRegistry } from '@fleet/shared';
+
+export type CacheLookupResult = 'hit' | 'miss' | 'error';
+
+/** What the category cache counts; a prom-client Counter with a `result` label fits. */
+export interface CacheLookupCounter {
+  inc(labels: { result: CacheLookupResult }): void;
+}
+
+export interface GatewayMetrics {
+  registry: Registry;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** Fits CommandBusOptions.onPublish. */
+  observePublish(size: number, seconds: number, ok: boolean): void;
+  /** Fits CommandBusOptions.onReply. */
+  observeReply(seconds: number, outcome: 'replied' | 'timeout'): void;
+  cacheLookups: CacheLookupCounter;
+}
+
+interface Observer {
+  observe(value: number): void;
+}
+
+export interface GatewayMetricsOptions {
+  /** Requests waiting for a writer's reply; read at each scrape. */
+  pendingReplies: () => number;
+}
+
+export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMetrics {
+  const registry = createMetricsRegistry('gateway');
+
+  const requestDuration = new Histogram({
+    name: 'fleet_http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status (499: the client went away first); _count counts requests',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const produceDuration = new Histogram({
+    name: 'fleet_kafka_produce_duration_seconds',
+    help: 'Time to publish one batch of commands to Kafka, by result',
+    labelNames: ['result'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const produceBatchSize = new Histogram({
+    name: 'fleet_kafka_produce_batch_size',
+    help: 'Commands sent in one produce request',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000],
+    registers: [registry],
+  });
+  const replyDuration = new Histogram({
+    name: 'fleet_kafka_reply_duration_seconds',
+    help: "Time from publishing a command to its writer's reply (outcome=timeout: no reply in REPLY_TIMEOUT_MS)",
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'fleet_kafka_pending_replies',
+    help: "Requests waiting for a writer's reply",
+    registers: [registry],
+    collect() {
+      this.set(options.pendingReplies());
+    },
+  });
+  const cacheLookups = new Counter({
+    name: 'fleet_category_cache_lookups_total',
+    help: 'Product category cache lookups by result (error: Redis unavailable, served from PostgreSQL)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+
+  // route -> method -> status -> child; a request then costs three map reads and one observation.
+  const children = new Map<string, Map<string, Map<number, Observer>>>();
+  function requestObserver(method: string, route: string, status: number): Observer {
+    let byMethod = children.get(route);
+    if (!byMethod) children.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let child = byStatus.get(status);
+    if (!child) byStatus.set(status, (child = requestDuration.labels({ method, route, status: String(status) })));
+    return child;
+  }
+  const produced = { ok: produceDuration.labels({ result: 'ok' }), error: produceDuration.labels({ result: 'error' }) };
+  const replied = { replied: replyDuration.labels({ outcome: 'replied' }), timeout: replyDuration.labels({ outcome: 'timeout' }) };
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      requestObserver(method, route, status).observe(seconds);
+    },
+    observePublish(size, seconds, ok) {
+      (ok ? produced.ok : produced.error).observe(seconds);
+      produceBatchSize.observe(size);
+    },
+    observeReply(seconds, outcome) {
+      replied[outcome].observe(seconds);
+    },
+    cacheLookups,
+  };
+}

@@ -1,0 +1,93 @@
+// Keeps a kafkajs consumer running for the life of the process. kafkajs restarts a crashed consumer by
+// itself only when the cause was retriable; after any other crash (an unknown server error in the middle
+// of a rebalance, an authorization error) it disconnects and stays down while the process carries on
+// looking healthy (kafkajs issues #885 and #1443). A writer would then consume nothing and a gateway
+// would receive no replies, answering every write with a timeout. Here a consumer that kafkajs gives up
+// on is replaced by a fresh one, with a growing pause between attempts.
+import type { Consumer } from 'kafkajs';
+import { delay } from '../deadline';
+import type { Logger } from '../logger';
+
+export interface SupervisedConsumerOptions {
+  /** Names the consumer in log lines, e.g. its group id. */
+  name: string;
+  /** Builds a new consumer; a crashed one is never reused. */
+  create: () => Consumer;
+  /** Connects, subscribes and runs the consumer it is given. */
+  run: (consumer: Consumer) => Promise<void>;
+  logger: Logger;
+  /** Told when the consumer has stopped for good and when its replacement runs. */
+  onDown?: () => void;
+  onUp?: () => void;
+}
+
+export interface SupervisedConsumer {
+  stop(): Promise<void>;
+}
+
+const FIRST_RESTART_DELAY_MS = 1000;
+const MAX_RESTART_DELAY_MS = 30_000;
+
+/** Runs a consumer and replaces it whenever it crashes for good; resolves once the first one runs. */
+export async function superviseConsumer(options: SupervisedConsumerOptions): Promise<SupervisedConsumer> {
+  const { logger } = options;
+  let stopped = false;
+  let current: Consumer | undefined;
+  let replacing = false;
+
+  function crashed(error: Error): void {
+    if (replacing) return;
+    replacing = true;
+    logger.error(
+      { err: error.message, consumer: options.name },
+      'the Kafka consumer crashed and kafkajs will not restart it; starting a new one',
+    );
+    options.onDown?.();
+    void replace().finally(() => {
+      replacing = false;
+    });
+  }
+
+  /** Starts a new consumer; resolves with the error it crashed with while starting, if it did. */
+  async function launch(): Promise<Error | undefined> {
+    const consumer = options.create();
+    current = consumer;
+    let starting = true;
+    let startCrash: Error | undefined;
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || stopped || consumer !== current) return;
+      // kafkajs's run() resolves even when the consumer crashes while joining its group.
+      if (starting) startCrash = payload.error;
+      else crashed(payload.error);
+    });
+    await options.run(consumer);
+    starting = false;
+    return startCrash;
+  }
+
+  async function replace(): Promise<void> {
+    for (let attempt = 0; !stopped; attempt += 1) {
+      await delay(Math.min(FIRST_RESTART_DELAY_MS * 2 ** attempt, MAX_RESTART_DELAY_MS));
+      if (stopped) return;
+      try {
+        const startCrash = await launch();
+        if (startCrash) throw startCrash;
+        logger.info({ consumer: options.name, attempts: attempt + 1 }, 'the Kafka consumer runs again');
+        options.onUp?.();
+        return;
+      } catch (error) {
+        logger.warn({ err: (error as Error).message, consumer: options.name }, 'cannot start the Kafka consumer yet; retrying');
+        await current?.disconnect().catch(() => undefined);
+      }
+    }
+  }
+
+  const startCrash = await launch();
+  if (startCrash) crashed(startCrash);
+  return {
+    async stop() {
+      stopped = true;
+      await current?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { closeDb, TEST_API_KEY } from '../support/harness';
+import {
+  buildCategory,
+  categoryCacheKey,
+  getCategory,
+  insertCategory,
+  RedisServer,
+  startCategoryGateway,
+  waitFor,
+  type CategoryGateway,
+} from './category-support';
+
+let redisServer: RedisServer;
+let stack: CategoryGateway;
+
+beforeAll(async () => {
+  redisServer = await RedisServer.start();
+  stack = await startCategoryGateway({ REDIS_URL: redisServer.url });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await redisServer?.stop();
+  await closeDb();
+});
+
+function redisClient(): Redis {
+  const client = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  return client;
+}
+
+const outageWarnings = () => stack.logs.filter((line) => line.msg.startsWith('category cache unavailable'));
+const recoveries = () => stack.logs.filter((line) => line.msg === 'category cache available again');
+
+test('when Redis stops, reads are served from PostgreSQL, the outage is logged once, and Redis is used again when it returns', async () => {
+  const category = await insertCategory(buildCategory());
+  const key = categoryCacheKey(stack.prefix, category.id);
+  const before = redisClient();
+  expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
+  expect(await waitFor(() => before.exists(key).then((count) => count === 1), 'the cache entry')).toBe(true);
+  before.disconnect();
+
+  await redisServer.stop();
+  const warningsBefore = outageWarnings().length;
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const started = Date.now();
+    const res = await getCategory(stack.url, category.id, TEST_API_KEY);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual(category);
+    expect(Date.now() - started).toBeLessThan(1000);
+  }
+  expect((await getCategory(stack.url, randomUUID(), TEST_API_KEY)).status).toBe(404);
+  expect(outageWarnings().length - warningsBefore).toBe(1);
+  expect(outageWarnings().at(-1)?.level).toBe(40);
+
+  await redisServer.restart();
+  const after = redisClient();
+  // The restarted server is empty: an entry appears only once the gateway writes to it again.
+  await waitFor(async () => {
+    expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
+    return (await after.get(key)) !== null;
+  }, 'the gateway to fill the restarted Redis', 15_000);
+  expect(JSON.parse((await after.get(key))!)).toEqual({ data: category });
+  expect(recoveries().length).toBe(1);
+  after.disconnect();
+
+  // A second outage is a new one, logged once again.
+  await redisServer.stop();
+  expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
+  expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
+  expect(outageWarnings().length - warningsBefore).toBe(2);
+  await redisServer.restart();
+});
+
+test('when Redis is slower than the command timeout, reads are served from PostgreSQL without waiting for it', async () => {
+  const category = await insertCategory(buildCategory());
+  const client = redisClient();
+  await waitFor(async () => {
+    await getCategory(stack.url, category.id, TEST_API_KEY);
+    return (await client.exists(categoryCacheKey(stack.prefix, category.id))) === 1;
+  }, 'the gateway to use Redis', 15_000);
+
+  const blocker = new Redis(redisServer.url);
+  const sleeping = blocker.call('DEBUG', 'SLEEP', '1.5');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const started = Date.now();
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const res = await getCategory(stack.url, category.id, TEST_API_KEY);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual(category);
+  }
+  // One command timeout (50 ms) at most, then Redis is skipped for a pause instead of timing out per request.
+  expect(Date.now() - started).toBeLessThan(1000);
+  await sleeping;
+  blocker.disconnect();
+  client.disconnect();
+});

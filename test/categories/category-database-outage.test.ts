@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { closeDb, TEST_API_KEY, testServers } from '../support/harness';
+import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
+import { buildCategory, getCategory, insertCategory, startCategoryGateway, TcpProxy, waitFor, type CategoryGateway } from './category-support';
+
+let proxy: TcpProxy;
+let stack: CategoryGateway;
+
+beforeAll(async () => {
+  const database = new URL(testServers().databaseUrl);
+  proxy = await TcpProxy.start({ host: database.hostname, port: Number(database.port || 5432) });
+  const proxied = new URL(database);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  stack = await startCategoryGateway({ DATABASE_URL: proxied.toString(), API_KEY_REFRESH_SECONDS: '1' });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await proxy?.cut();
+  await closeDb();
+});
+
+test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at once, cached categories and stored keys still work', async () => {
+  const cached = await insertCategory(buildCategory());
+  expect((await getCategory(stack.url, cached.id, TEST_API_KEY)).status).toBe(200);
+  const out: string[] = [];
+  const io = { env: { DATABASE_URL: testServers().databaseUrl }, out: (line: string) => out.push(line), err: () => undefined };
+  expect(await runApiKeyCli(['create', `outage-${randomUUID()}`], io)).toBe(0);
+  const storedKey = out[0]!;
+  await waitFor(async () => (await getCategory(stack.url, cached.id, storedKey)).status === 200, 'the stored key to be accepted');
+
+  await proxy.cut();
+  const started = Date.now();
+  const missed = await getCategory(stack.url, randomUUID(), TEST_API_KEY);
+  expect(Date.now() - started).toBeLessThan(1000);
+  expect(missed.status).toBe(503);
+  expect(missed.body).toEqual({ code: 'E-S1/1-03', message: 'The database is unavailable, retry later' });
+  expect(missed.headers.get('retry-after')).toBe('1');
+
+  // Past a failed key refresh, the keys loaded before are kept.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const served = await getCategory(stack.url, cached.id, storedKey);
+  expect(served.status).toBe(200);
+  expect(served.body.data).toEqual(cached);
+  expect(stack.logs.filter((line) => line.msg.startsWith('cannot refresh API keys'))).toHaveLength(1);
+
+  await proxy.resume();
+  const unknown = randomUUID();
+  await waitFor(async () => (await getCategory(stack.url, unknown, TEST_API_KEY)).status === 404, 'PostgreSQL to answer again');
+});

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createRedis } from '@fleet/gateway';
+import { createCategoryCache } from '../../services/gateway/src/categories/category-cache';
+import { createCategoryReader } from '../../services/gateway/src/categories/get-category';
+import { testServers, uniquePrefix, closeDb } from '../support/harness';
+import { buildCategory, categoryCacheKey, insertCategory } from './category-support';
+
+const prefix = uniquePrefix('category-reader');
+let pool: Pool;
+let redis: Redis;
+let checkouts = 0;
+
+beforeAll(async () => {
+  pool = new Pool({ connectionString: testServers().databaseUrl, max: 5 });
+  pool.on('acquire', () => {
+    checkouts += 1;
+  });
+  redis = createRedis(testServers().redisUrl, 50);
+  await redis.connect();
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+  await pool.end();
+  await closeDb();
+});
+
+function reader() {
+  const cache = createCategoryCache({ redis, prefix: `${prefix}:`, ttlSeconds: 300, notFoundTtlSeconds: 30, logger: pino({ level: 'silent' }) });
+  return createCategoryReader({ pool, cache });
+}
+
+test('concurrent misses for one id make a single database query and all get the same body', async () => {
+  const category = await insertCategory(buildCategory());
+  const categories = reader();
+  checkouts = 0;
+  const bodies = await Promise.all(Array.from({ length: 25 }, () => categories.read(category.id)));
+  expect(checkouts).toBe(1);
+  expect(new Set(bodies.map(String)).size).toBe(1);
+  expect(JSON.parse(String(bodies[0]))).toEqual({ data: category });
+});
+
+test('concurrent misses for an unknown id make a single query, all fail with 404, and the id is cached as not found', async () => {
+  const id = randomUUID();
+  const categories = reader();
+  checkouts = 0;
+  const outcomes = await Promise.allSettled(Array.from({ length: 25 }, () => categories.read(id)));
+  expect(checkouts).toBe(1);
+  for (const outcome of outcomes) {
+    expect(outcome.status).toBe('rejected');
+    expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'E-N1/1-01', httpStatus: 404 });
+  }
+  await expect(redis.get(categoryCacheKey(`${prefix}`, id))).resolves.toBe('not-found');
+});
+
+test('once cached, reads make no database query', async () => {
+  const category = await insertCategory(buildCategory());
+  const categories = reader();
+  await categories.read(category.id);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  checkouts = 0;
+  for (let index = 0; index < 10; index += 1) await categories.read(category.id);
+  expect(checkouts).toBe(0);
+});

@@ -1,0 +1,168 @@
+import { DatabaseError } from 'pg';
+import { z } from 'zod';
+import { AppError } from '@fleet/shared';
+import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
+import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';
+import { toCategory } from '../../services/gateway/src/categories/category-store';
+import {
+  CategoryIdError,
+  categoryBody,
+  invalidIdBody,
+  isDatabaseUnavailable,
+  parseCategoryId,
+} from '../../services/gateway/src/categories/get-category';
+import { CategoryImportError, validateCategoryRows } from '../../services/gateway/src/categories/import-categories';
+
+const ID = '3f2504e0-4f89-11d3-9a0c-0305e82c3301';
+
+describe('row conversion', () => {
+  test('numeric temperatures, which pg returns as strings, become numbers; null stays null', () => {
+    expect(toCategory({ id: ID, name: 'Frozen', min_temperature: '-25.50', max_temperature: '0' })).toEqual({
+      id: ID,
+      name: 'Frozen',
+      min_temperature: -25.5,
+      max_temperature: 0,
+    });
+    expect(toCategory({ id: ID, name: 'Dry', min_temperature: null, max_temperature: '12' })).toMatchObject({
+      min_temperature: null,
+      max_temperature: 12,
+    });
+  });
+
+  test('the body holds the fields of spec section 2.1 under data, in order', () => {
+    expect(categoryBody({ id: ID, name: 'Frozen', min_temperature: -25.5, max_temperature: null })).toBe(
+      `{"data":{"id":"${ID}","name":"Frozen","min_temperature":-25.5,"max_temperature":null}}`,
+    );
+  });
+});
+
+describe('the id of a read', () => {
+  test('a UUID in any case is accepted and lower-cased', () => {
+    expect(parseCategoryId(ID.toUpperCase())).toBe(ID);
+  });
+
+  test('a non-UUID throws a 400 whose JSON is exactly the body of section 7.1, without a code', () => {
+    let thrown: unknown;
+    try {
+      parseCategoryId('12345');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(CategoryIdError);
+    expect((thrown as AppError).httpStatus).toBe(400);
+    expect((thrown as AppError).toJSON()).toEqual({
+      errors: { id: ['Invalid uuid'] },
+      errors_v2: {
+        formatted: { _errors: [], id: { _errors: ['Invalid uuid'] } },
+        issues: [{ code: 'invalid_string', expected: 'uuid', message: 'Invalid uuid', path: ['id'], received: '12345' }],
+      },
+      message: 'Invalid product category id: it must be a UUID',
+    });
+  });
+
+  test('a type issue keeps the expected and received zod reports', () => {
+    const schema = z.object({ id: z.string().uuid() });
+    const result = schema.safeParse({ id: 42 });
+    if (result.success) throw new Error('expected a failure');
+    const body = invalidIdBody(result.error, { id: 42 }) as { errors_v2: { issues: unknown[] } };
+    expect(body.errors_v2.issues).toEqual([
+      { code: 'invalid_type', expected: 'string', message: 'Expected string, received number', path: ['id'], received: 'number' },
+    ]);
+  });
+});
+
+describe('database errors', () => {
+  function databaseError(code: string): DatabaseError {
+    const error = new DatabaseError('server says no', 0, 'error');
+    error.code = code;
+    return error;
+  }
+
+  test.each([
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    ['a lost connection', new Error('Connection terminated unexpectedly')],
+    ['a pool checkout timeout', new Error('timeout exceeded when trying to connect')],
+    ['a server shutting down (57P01)', databaseError('57P01')],
+    ['too many connections (53300)', databaseError('53300')],
+    ['a connection failure (08006)', databaseError('08006')],
+  ])('%s means the database is unavailable', (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  test.each([
+    ['a missing table (42P01)', databaseError('42P01')],
+    ['a bad value (22P02)', databaseError('22P02')],
+    ['a programming error', new TypeError('x is not a function')],
+    ['a non-error', 'boom'],
+  ])('%s is not an outage', (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('CSV import files', () => {
+  test('quoted fields hold commas, doubled quotes and line breaks; CRLF and LF end records', () => {
+    expect(csvToRows('a,b,c\r\n"x, y","say ""hi""","two\nlines"\n1,,3')).toEqual([
+      { a: 'x, y', b: 'say "hi"', c: 'two\nlines' },
+      { a: '1', b: '', c: '3' },
+    ]);
+  });
+
+  test('a byte order mark, blank lines and a final newline add no records, and header names are trimmed', () => {
+    expect(csvToRows('\ufeff id , name \n\n1,a\r\n\r\n')).toEqual([{ id: '1', name: 'a' }]);
+  });
+
+  test('an unterminated quoted field is an error', () => {
+    expect(() => csvToRows('id,name\n1,"open')).toThrow(/^invalid CSV: .*[Qq]uote/);
+  });
+
+  test('a record of the wrong width is an error naming its line', () => {
+    expect(() => csvToRows('id,name\n1,a\n2\n')).toThrow(/^invalid CSV: .*line 3/);
+  });
+
+  test('a JSON import must be an array', () => {
+    expect(() => parseCategoryFile('{"id":1}', 'json')).toThrow('must be an array');
+    expect(parseCategoryFile('[{"id":1}]', 'json')).toEqual([{ id: 1 }]);
+  });
+});
+
+describe('import row validation', () => {
+  test('temperatures may be numbers, decimal text, empty text, null or absent; ids are lower-cased and names trimmed', () => {
+    expect(
+      validateCategoryRows([
+        { id: ID.toUpperCase(), name: '  Frozen ', min_temperature: ' -25.5 ', max_temperature: '1e1' },
+        { id: '3f2504e0-4f89-11d3-9a0c-0305e82c3302', name: 'Dry', min_temperature: '', max_temperature: null },
+        { id: '3f2504e0-4f89-11d3-9a0c-0305e82c3303', name: 'Any', max_temperature: 4 },
+      ]),
+    ).toEqual([
+      { id: ID, name: 'Frozen', min_temperature: -25.5, max_temperature: 10 },
+      { id: '3f2504e0-4f89-11d3-9a0c-0305e82c3302', name: 'Dry', min_temperature: null, max_temperature: null },
+      { id: '3f2504e0-4f89-11d3-9a0c-0305e82c3303', name: 'Any', min_temperature: null, max_temperature: 4 },
+    ]);
+  });
+
+  test.each([['cold'], ['Infinity'], ['0x10'], [true], [[1]]])('a temperature of %j is refused', (value) => {
+    expect(() => validateCategoryRows([{ id: ID, name: 'x', min_temperature: value }])).toThrow(CategoryImportError);
+  });
+
+  test('every problem is reported with its row number', () => {
+    try {
+      validateCategoryRows([{ id: ID, name: 'ok' }, { id: 'x' }, { id: ID, name: 'again' }]);
+      throw new Error('expected a failure');
+    } catch (error) {
+      expect((error as CategoryImportError).problems).toEqual([
+        'row 2: id: Invalid uuid',
+        'row 2: name: Required',
+        `row 3: id: ${ID} is already given in row 1`,
+      ]);
+    }
+  });
+});
+
+describe('API keys', () => {
+  test('a generated key is 32 random bytes in base64url and its hash is its SHA-256 digest', () => {
+    const key = generateApiKey();
+    expect(Buffer.from(key, 'base64url')).toHaveLength(32);
+    expect(generateApiKey()).not.toBe(key);
+    expect(hashApiKey('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});

@@ -1,0 +1,192 @@
+// The OpenAPI document: valid OpenAPI 3.1, listing exactly the routes the gateway serves, and
+// describing the bodies a running stack really sends (checked with ajv against the document itself).
+import { randomUUID } from 'node:crypto';
+import { validate, compileErrors } from '@readme/openapi-parser';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { listRoutes } from '../../services/gateway/src/http/route-table';
+import { buildCategory, insertCategory } from '../categories/category-support';
+import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+
+const TRIP = '/fleet/api/v1/trip-location';
+const GROUP = '/fleet/api/v1/vehicle-group';
+const CATEGORY = '/order/api/web/v1/product-category/{id}';
+
+let stack: Stack;
+let document: any;
+let ajv: Ajv2020;
+let token: string;
+
+beforeAll(async () => {
+  stack = await startStack('openapi');
+  const response = await fetch(`${stack.url}/openapi.json`);
+  expect(response.status).toBe(200);
+  document = await response.json();
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(document, 'openapi.json');
+  token = await signToken();
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeDb();
+});
+
+function pointer(...segments: string[]): string {
+  return `openapi.json#/${segments.map((segment) => segment.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
+
+function schemaErrors(ref: string, body: unknown): string {
+  const validateBody = ajv.getSchema(ref);
+  if (!validateBody) throw new Error(`the document has no schema at ${ref}`);
+  return validateBody(body) ? '' : ajv.errorsText(validateBody.errors);
+}
+
+/** Checks a real response against what the document says this operation answers with this status. */
+function expectDocumented(path: string, method: string, response: { status: number; body: unknown }): void {
+  const documented = document.paths[path]?.[method]?.responses?.[String(response.status)];
+  expect({ path, method, status: response.status, documented: Boolean(documented) }).toEqual({
+    path,
+    method,
+    status: response.status,
+    documented: true,
+  });
+  const ref = pointer('paths', path, method, 'responses', String(response.status), 'content', 'application/json', 'schema');
+  expect(schemaErrors(ref, response.body)).toBe('');
+}
+
+async function getJson(url: string, headers: Record<string, string> = {}) {
+  const response = await fetch(url, { headers });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+describe('the document', () => {
+  test('is valid OpenAPI 3.1', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(document));
+    expect(result.valid ? '' : compileErrors(result)).toBe('');
+  });
+
+  test('lists every route the express app serves, and no other', () => {
+    const served = listRoutes(stack.gateway.app).map(({ method, path }) => `${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
+    const documented = Object.entries(document.paths as Record<string, object>).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method} ${path}`),
+    );
+    expect(served).toContain(`get ${CATEGORY}`);
+    expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
+  });
+
+  test('describes the wire form of a trip location: a form sends every field as a string', () => {
+    const ref = pointer('components', 'schemas', 'TripLocationRequest');
+    const trip = buildTrip();
+    const asForm = Object.fromEntries(Object.entries(trip).map(([name, value]) => [name, String(value)]));
+    expect(schemaErrors(ref, trip)).toBe('');
+    expect(schemaErrors(ref, asForm)).toBe('');
+    expect(schemaErrors(ref, { ...asForm, ignition: 'TRUE', gpsTime: '1795300000' })).toBe('');
+    expect(schemaErrors(ref, { ...trip, latitude: 'north' })).not.toBe('');
+    expect(schemaErrors(ref, { ...trip, latitude: 91 })).not.toBe('');
+  });
+});
+
+describe('real responses match the documented schemas', () => {
+  test('trip location: 200 for JSON and for a form, 400 for a bad field and for a malformed token, 401 without a token', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const json = await postJson(`${stack.url}${TRIP}`, buildTrip(), auth);
+    expect(json.status).toBe(200);
+    expectDocumented(TRIP, 'post', json);
+
+    const fields = Object.fromEntries(Object.entries(buildTrip()).map(([name, value]) => [name, String(value)]));
+    const form = await postForm(`${stack.url}${TRIP}`, fields, auth);
+    expect(form.status).toBe(200);
+    expectDocumented(TRIP, 'post', form);
+
+    const invalid = await postJson(`${stack.url}${TRIP}`, buildTrip({ latitude: 91 }), auth);
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.issues).toBeDefined();
+    expectDocumented(TRIP, 'post', invalid);
+
+    const malformedToken = await postJson(`${stack.url}${TRIP}`, buildTrip(), { authorization: 'Bearer not-a-jwt' });
+    expect(malformedToken.status).toBe(400);
+    expectDocumented(TRIP, 'post', malformedToken);
+
+    const anonymous = await postJson(`${stack.url}${TRIP}`, buildTrip());
+    expect(anonymous.status).toBe(401);
+    expectDocumented(TRIP, 'post', anonymous);
+  });
+
+  test('vehicle group: 200, 415 for text/plain, 413 for an oversized body', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const created = await postJson(`${stack.url}${GROUP}`, buildGroup(), { ...auth, 'idempotency-key': randomUUID() });
+    expect(created.status).toBe(200);
+    expectDocumented(GROUP, 'post', created);
+
+    const wrongType = await postJson(`${stack.url}${GROUP}`, JSON.stringify(buildGroup()), { ...auth, 'content-type': 'text/plain' });
+    expect(wrongType.status).toBe(415);
+    expectDocumented(GROUP, 'post', wrongType);
+
+    const oversized = await postJson(`${stack.url}${GROUP}`, buildGroup({ vehicleGroupName: 'x'.repeat(2 * 1024 * 1024) }), auth);
+    expect(oversized.status).toBe(413);
+    expectDocumented(GROUP, 'post', oversized);
+  });
+
+  test('product category: 200, 400 for an id that is not a UUID, 401 without a key, 404 for an unknown id', async () => {
+    const category = await insertCategory(buildCategory({ min_temperature: null }));
+    const key = { authorization: TEST_API_KEY };
+    const base = `${stack.url}/order/api/web/v1/product-category`;
+
+    const found = await getJson(`${base}/${category.id}`, key);
+    expect(found.status).toBe(200);
+    expectDocumented(CATEGORY, 'get', found);
+
+    const badId = await getJson(`${base}/not-a-uuid`, key);
+    expect(badId.status).toBe(400);
+    expectDocumented(CATEGORY, 'get', badId);
+
+    const noKey = await getJson(`${base}/${category.id}`);
+    expect(noKey.status).toBe(401);
+    expectDocumented(CATEGORY, 'get', noKey);
+
+    const unknown = await getJson(`${base}/${randomUUID()}`, key);
+    expect(unknown.status).toBe(404);
+    expectDocumented(CATEGORY, 'get', unknown);
+  });
+
+  test('an unknown route answers the documented Error body', async () => {
+    const missing = await getJson(`${stack.url}/no/such/route`);
+    expect(missing.status).toBe(404);
+    expect(schemaErrors(pointer('components', 'schemas', 'Error'), missing.body)).toBe('');
+  });
+
+  test('probes: /healthz and /readyz', async () => {
+    expectDocumented('/healthz', 'get', await getJson(`${stack.url}/healthz`));
+    const ready = await getJson(`${stack.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expectDocumented('/readyz', 'get', ready);
+  });
+});
+
+describe('the docs page', () => {
+  test('GET /docs serves Swagger UI from the gateway itself, pointed at /openapi.json', async () => {
+    const page = await fetch(`${stack.url}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+
+    const scripts = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(scripts).toEqual(expect.arrayContaining(['/docs/swagger-ui-bundle.js', '/docs/init.js', '/docs/swagger-ui.css']));
+    for (const asset of scripts) {
+      const response = await fetch(`${stack.url}${asset}`);
+      expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
+      await response.arrayBuffer();
+    }
+    expect(await (await fetch(`${stack.url}/docs/init.js`)).text()).toContain("url: '/openapi.json'");
+  });
+
+  test('an asset that is not part of the page is a JSON 404', async () => {
+    const response = await getJson(`${stack.url}/docs/package.json`);
+    expect(response.status).toBe(404);
+    expectDocumented('/docs/{asset}', 'get', response);
+  });
+});
