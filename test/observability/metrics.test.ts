@@ -3,7 +3,7 @@
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
-import { scrape, scrapeUntil, type Scrape } from './scrape';
+import { scrape, scrapeUntil, type Scrape } from '../support/scrape';
 
 const TRIP = '/fleet/api/v1/trip-location';
 const CATEGORY_ROUTE = '/order/api/web/v1/product-category/:id';

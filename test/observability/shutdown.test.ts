@@ -10,7 +10,7 @@ import { waitFor } from '../categories/category-support';
 import { baseEnv, buildGroup, buildTrip, closeDb, db, signToken, uniquePrefix } from '../support/harness';
 import { testKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
-import { scrape, scrapeUntil } from './scrape';
+import { scrape, scrapeUntil } from '../support/scrape';
 
 const root = path.resolve(__dirname, '..', '..');
 const TRIP = '/fleet/api/v1/trip-location';

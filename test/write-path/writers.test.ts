@@ -1,3 +1,4 @@
+import { scrape } from '../support/scrape';
 import { closeKafka, produceRaw, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
 
@@ -5,9 +6,13 @@ let stack: Stack;
 let url: string;
 let auth: { authorization: string };
 
+// Each test here changes the consumer group's membership; on the development broker a rebalance can
+// take up to half a minute, and requests posted meanwhile wait for it.
+jest.setTimeout(120_000);
+
 beforeAll(async () => {
   // A long reply timeout: requests posted while no writer runs wait for the next one.
-  stack = await startStack('writers', { env: { REPLY_TIMEOUT_MS: '30000' } });
+  stack = await startStack('writers', { env: { REPLY_TIMEOUT_MS: '60000' } });
   url = `${stack.url}/fleet/api/v1/trip-location`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
@@ -43,12 +48,29 @@ test('a writer stopped and restarted mid-stream loses nothing and duplicates not
 });
 
 test('two writers in one consumer group share the partitions and store everything once', async () => {
+  const first = stack.tripWriters[0]!;
   const second = await startWriter('trip', stack.env);
+  const inserted = async (writer: { metricsPort: number }) =>
+    (await scrape(`http://127.0.0.1:${writer.metricsPort}/metrics`)).value('fleet_writer_rows_inserted_total');
   try {
-    const trips = Array.from({ length: 200 }, () => buildTrip());
-    const responses = await Promise.all(trips.map((trip) => postJson(url, trip, auth)));
-    expect(responses.every((res) => res.status === 200)).toBe(true);
-    expect(await rowsFor(trips.map((trip) => String(trip.imei)))).toHaveLength(200);
+    const before = [await inserted(first), await inserted(second)];
+    const trips: Array<Record<string, unknown>> = [];
+    // Post in rounds until the group has rebalanced and both members have stored something.
+    const deadline = Date.now() + 45_000;
+    while (Date.now() < deadline) {
+      const round = Array.from({ length: 40 }, () => buildTrip());
+      trips.push(...round);
+      const responses = await Promise.all(round.map((trip) => postJson(url, trip, auth)));
+      expect(responses.map((res) => res.status)).toEqual(Array(40).fill(200));
+      if ((await inserted(first)) > before[0]! && (await inserted(second)) > before[1]!) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+
+    const gains = [(await inserted(first)) - before[0]!, (await inserted(second)) - before[1]!];
+    expect(gains[0]).toBeGreaterThan(0);
+    expect(gains[1]).toBeGreaterThan(0);
+    expect(gains[0]! + gains[1]!).toBe(trips.length);
+    expect(await rowsFor(trips.map((trip) => String(trip.imei)))).toHaveLength(trips.length);
   } finally {
     await second.stop();
   }

@@ -21,10 +21,12 @@ export interface DevBrokerOptions {
 }
 
 /**
- * Client settings the mock cluster needs: it holds every empty fetch for the full wait instead of
- * answering when data arrives, so a long wait would add itself to every hop of a request.
+ * Client settings the mock cluster needs. It holds every empty fetch for the full wait instead of
+ * answering when data arrives, so a long wait would add itself to every hop of a request. And it keeps
+ * a member that left its group until the member's session expires, so a short session keeps
+ * rebalances (a writer restarting, a second writer joining) from stalling consumption for 30 s.
  */
-export const devBrokerClientEnv = { KAFKA_FETCH_MAX_WAIT_MS: '5' } as const;
+export const devBrokerClientEnv = { KAFKA_FETCH_MAX_WAIT_MS: '5', KAFKA_SESSION_TIMEOUT_MS: '6000' } as const;
 
 export const KCAT_INSTALL_HINT =
   'kcat is not installed. Install it with: sudo apt-get install -y kcat  (Debian/Ubuntu), or set KAFKA_BROKERS to a running Kafka.';
