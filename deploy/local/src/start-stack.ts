@@ -18,7 +18,7 @@ import {
   type DevBroker,
 } from '@fleet/shared';
 import { z } from 'zod';
-import { devJwtSecret, devSecretPath, repoRoot } from './dev-secret';
+import { devCredential, repoRoot } from './dev-secret';
 
 const services = ['gateway', 'trip-writer', 'group-writer'] as const;
 /** Each writer serves its metrics on a port of its own; the gateway serves them on PORT. */
@@ -56,6 +56,18 @@ async function waitForReady(port: number, children: Map<string, ChildProcess>): 
   }
 }
 
+/** Runs a one-shot step (a CLI of the project) to completion; true when it exited 0. */
+function runOnce(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => {
+      if (code !== 0) logger.warn({ code }, `${name} step failed`);
+      resolve(code === 0);
+    });
+  });
+}
+
 async function main(): Promise<void> {
   let config: z.output<typeof launcherEnv>;
   try {
@@ -82,13 +94,19 @@ async function main(): Promise<void> {
     );
   }
 
-  if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY && !env.JWKS_URL && config.NODE_ENV !== 'production') {
-    const { secret, created } = devJwtSecret();
-    env.JWT_SECRET = secret;
+  const development = config.NODE_ENV !== 'production';
+  if (development && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY && !env.JWKS_URL) {
+    const secret = devCredential('jwt-secret');
+    env.JWT_SECRET = secret.value;
     logger.warn(
-      `no JWT key configured: ${created ? 'generated' : 'using'} a development secret stored in ${path.relative(repoRoot, devSecretPath)}; ` +
+      `no JWT key configured: ${secret.created ? 'generated' : 'using'} a development secret stored in ${secret.file}; ` +
         'mint a token with `npm run dev-token`',
     );
+  }
+  if (development && !env.API_KEYS) {
+    const key = devCredential('api-key');
+    env.API_KEYS = key.value;
+    logger.warn(`no API_KEYS configured: category reads accept the development key stored in ${key.file}`);
   }
 
   const stopBroker = () => broker?.stop();
@@ -98,6 +116,13 @@ async function main(): Promise<void> {
     logger.fatal(`migrations failed on ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`);
     await stopBroker();
     process.exit(1);
+  }
+
+  if (development) {
+    // Example categories, so a category read answers on a fresh machine; production data comes from
+    // `npm run categories -- import`, never from migrations.
+    const seeded = await runOnce('categories', ['services/gateway/dist/cli/categories.js', 'import', 'deploy/local/seed/categories.json'], env);
+    if (!seeded) logger.warn('could not import the example categories; the stack starts without them');
   }
 
   const children = new Map<string, ChildProcess>();
