@@ -60,3 +60,6 @@ export const commonEnv = {
    */
   KAFKA_FETCH_MAX_WAIT_MS: positiveInt(100),
 };
+
+/** Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. */
+export const kafkaLingerMs = z.coerce.number().int().min(0).max(1000).default(5);

@@ -35,6 +35,13 @@ const launcherEnv = z.object({
   PORT: z.coerce.number().int().default(8080),
   TRIP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9464),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9465),
+  /** Brokers in the development mock cluster; each one is polled by every consumer. */
+  DEV_KAFKA_BROKER_COUNT: z.coerce.number().int().min(1).max(5).default(1),
+  /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
+  STACK_NODE_ARGS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(/\s+/).filter(Boolean)),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -84,7 +91,7 @@ async function main(): Promise<void> {
       logger.fatal(KCAT_INSTALL_HINT);
       process.exit(1);
     }
-    broker = await startDevBroker();
+    broker = await startDevBroker({ brokerCount: config.DEV_KAFKA_BROKER_COUNT });
     env.KAFKA_BROKERS = broker.brokers.join(',');
     for (const [name, value] of Object.entries(devBrokerClientEnv)) env[name] ??= value;
     logger.warn(
@@ -150,7 +157,7 @@ async function main(): Promise<void> {
   for (const service of services) {
     const metricsVariable = metricsPortVariable[service];
     const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable as keyof typeof config]) } : {};
-    const child = spawn(process.execPath, [path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
+    const child = spawn(process.execPath, [...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
       env: { ...env, ...metricsPort },
       stdio: 'inherit',
     });

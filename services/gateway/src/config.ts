@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
-import { booleanFlag, commonEnv, loadConfig, optionalString, positiveInt, redisUrl } from '@fleet/shared';
+import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, optionalString, positiveInt, redisUrl } from '@fleet/shared';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');
@@ -30,6 +30,7 @@ const gatewayEnv = z
     JWT_CACHE_SIZE: positiveInt(10_000),
     REPLY_TIMEOUT_MS: positiveInt(10_000),
     PUBLISH_TIMEOUT_MS: positiveInt(2000),
+    KAFKA_LINGER_MS: kafkaLingerMs,
     BODY_LIMIT: z.string().default('1mb'),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),

@@ -94,6 +94,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     topics,
     instanceId: config.instanceId,
     fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+    lingerMs: config.KAFKA_LINGER_MS,
     logger,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,

@@ -30,6 +30,11 @@ export interface CommandBusOptions {
   healthIntervalMs?: number;
   /** The most commands sent in one produce request. */
   maxBatchSize?: number;
+  /**
+   * The shortest time between two produce requests (Kafka's linger.ms): commands gather meanwhile, so a
+   * busy gateway sends few large record batches rather than many small ones. 0 sends at once.
+   */
+  lingerMs?: number;
   /** Observes each produce: batch size and seconds taken. */
   onPublish?: (size: number, seconds: number, ok: boolean) => void;
   /** Observes each request that was published: seconds from request() to the reply, or to its timeout. */
@@ -58,6 +63,8 @@ interface Queued {
 }
 
 const PROBE_HEADER = 'reply-probe';
+/** Reply batches cost microseconds to handle; processing partitions one by one only adds waiting. */
+const REPLY_PARTITIONS_AT_ONCE = 16;
 
 export class CommandBus {
   private readonly producer: Producer;
@@ -102,6 +109,11 @@ export class CommandBus {
         await consumer.connect();
         await consumer.subscribe({ topic: this.options.topics.replies, fromBeginning: false });
         await consumer.run({
+          // Replies matter only to the requests waiting now, so their offsets are never committed: a
+          // commit per batch would add a broker round trip to every reply, and a restarted consumer
+          // starting at the latest offset only turns the replies it missed into retryable 503s.
+          autoCommit: false,
+          partitionsConsumedConcurrently: REPLY_PARTITIONS_AT_ONCE,
           eachBatch: async ({ batch }) => {
             for (const message of batch.messages) this.onReply(message.headers, message.value);
           },
@@ -200,14 +212,21 @@ export class CommandBus {
   private scheduleFlush(): void {
     if (this.flushing) return;
     this.flushing = true;
-    setImmediate(() => void this.flush());
+    const linger = this.options.lingerMs ?? 0;
+    if (linger > 0) setTimeout(() => void this.flush(), linger);
+    else setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
+    const maxBatchSize = this.options.maxBatchSize ?? 2000;
+    const linger = this.options.lingerMs ?? 0;
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.options.maxBatchSize ?? 2000);
-        await this.publish(batch);
+        const startedAt = performance.now();
+        await this.publish(this.queue.splice(0, maxBatchSize));
+        // Under load the next batch is already waiting; it still lingers out the rest of the interval.
+        const rest = linger - (performance.now() - startedAt);
+        if (rest > 0 && this.queue.length < maxBatchSize) await delay(rest);
       }
     } finally {
       this.flushing = false;

@@ -21,12 +21,19 @@ export interface DevBrokerOptions {
 }
 
 /**
- * Client settings the mock cluster needs. It holds every empty fetch for the full wait instead of
- * answering when data arrives, so a long wait would add itself to every hop of a request. And it keeps
- * a member that left its group until the member's session expires, so a short session keeps
- * rebalances (a writer restarting, a second writer joining) from stalling consumption for 30 s.
+ * Client settings the mock cluster needs, where it differs from Kafka:
+ * - it holds every empty fetch for the full wait instead of answering when data arrives, so a long
+ *   wait would add itself to every hop of a request;
+ * - a fetch returns one record batch per partition however many wait, so the gateway lingers longer
+ *   to put more commands in each batch;
+ * - it keeps a member that left its group until the member's session expires, so a short session
+ *   keeps rebalances (a writer restarting, a second writer joining) from stalling for 30 s.
  */
-export const devBrokerClientEnv = { KAFKA_FETCH_MAX_WAIT_MS: '5', KAFKA_SESSION_TIMEOUT_MS: '6000' } as const;
+export const devBrokerClientEnv = {
+  KAFKA_FETCH_MAX_WAIT_MS: '5',
+  KAFKA_LINGER_MS: '10',
+  KAFKA_SESSION_TIMEOUT_MS: '6000',
+} as const;
 
 export const KCAT_INSTALL_HINT =
   'kcat is not installed. Install it with: sudo apt-get install -y kcat  (Debian/Ubuntu), or set KAFKA_BROKERS to a running Kafka.';
