@@ -11,7 +11,7 @@ module.exports = {
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',
   },
-  testMatch: ['<rootDir>/{shared,services,test,deploy}/**/*.test.ts'],
+  testMatch: ['<rootDir>/{shared,services,test,deploy,bench}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

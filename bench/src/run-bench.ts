@@ -12,6 +12,8 @@ import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
+/** The baselines run compiled, as the services do, whether this module runs compiled or under jest. */
+const baselinesDir = path.join(repoRoot, 'bench', 'dist');
 
 export interface BenchOptions {
   connections: number;
@@ -67,7 +69,7 @@ function spawnNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
 
 /** Starts one of the baseline servers and waits for the port it reports. */
 async function startBaseline(script: string, env: NodeJS.ProcessEnv = {}): Promise<Running> {
-  const child = spawnNode(path.join(__dirname, script), { PORT: '0', ...env });
+  const child = spawnNode(path.join(baselinesDir, script), { PORT: '0', ...env });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     child.stdout!.on('data', (chunk: Buffer) => {

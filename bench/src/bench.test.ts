@@ -1,0 +1,61 @@
+// The benchmark harness, run for a second per scenario so that it cannot rot. Nothing here asserts a
+// speed: it asserts that every scenario ran against the real stack, answered without errors, and
+// that the report and chart describe what was measured.
+import { markdownTable, svgChart } from './report';
+import { dropBenchDatabase, runBench, type BenchReport } from './run-bench';
+
+jest.setTimeout(180_000);
+
+const databaseUrl = (() => {
+  const url = new URL(process.env.FLEET_TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres');
+  url.pathname = `/fleet_bench_test_${process.pid}`;
+  return url.toString();
+})();
+
+let report: BenchReport;
+
+beforeAll(async () => {
+  report = await runBench({ connections: 4, durationSeconds: 1, warmupSeconds: 0, databaseUrl });
+});
+afterAll(async () => {
+  await dropBenchDatabase(databaseUrl);
+});
+
+test('every scenario runs against the started stack and is answered without errors', () => {
+  expect(report.scenarios.map((scenario) => scenario.name)).toEqual([
+    'hello-world (baseline)',
+    'naive INSERT per request',
+    'category read, warm cache',
+    'trip create, JSON',
+    'trip create, form',
+    'vehicle group create, 10 ids',
+  ]);
+  for (const scenario of report.scenarios) {
+    expect(scenario.requestsPerSecond).toBeGreaterThan(0);
+    expect(scenario.errors).toBe(0);
+  }
+  expect(report.scenarios[0]!.ratio).toBe(1);
+});
+
+test('the peak memory of every service is read, and every target is reported', () => {
+  expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
+  for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
+  expect(report.targets.map((target) => target.what)).toEqual([
+    'category read / hello-world',
+    'trip create / hello-world',
+    'trip create / naive design',
+    'errors, all scenarios',
+    'trip create p99 / hello-world p99',
+    'gateway peak RSS (MiB)',
+  ]);
+});
+
+test('the table and the chart show every scenario', () => {
+  const table = markdownTable(report);
+  const chart = svgChart(report);
+  for (const scenario of report.scenarios) {
+    expect(table).toContain(`| ${scenario.name} |`);
+    expect(chart).toContain(scenario.name);
+  }
+  expect(chart.startsWith('<svg')).toBe(true);
+});
