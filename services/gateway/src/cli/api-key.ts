@@ -3,13 +3,8 @@
 // running gateways pick up a change within API_KEY_REFRESH_SECONDS.
 import { z } from 'zod';
 import { createPool, loadConfig, postgresUrl } from '@fleet/shared';
+import { runAsProgram, type CliIo } from './cli-io';
 import { ApiKeyLabelTaken, createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-key-store';
-
-export interface CliIo {
-  env: NodeJS.ProcessEnv;
-  out(line: string): void;
-  err(line: string): void;
-}
 
 const USAGE = 'usage: npm run api-key -- create <label> | revoke <label> | list';
 const labelSchema = z.string().trim().min(1, 'a label is required').max(100, 'a label has at most 100 characters');
@@ -58,18 +53,4 @@ export async function runApiKeyCli(args: readonly string[], io: CliIo): Promise<
   }
 }
 
-if (require.main === module) {
-  runApiKeyCli(process.argv.slice(2), {
-    env: process.env,
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-  }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: Error) => {
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAsProgram(runApiKeyCli);

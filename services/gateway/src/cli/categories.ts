@@ -7,7 +7,7 @@ import { createPool, loadConfig, postgresUrl, redisUrl } from '@fleet/shared';
 import { readCategoryFile } from '../categories/category-file';
 import { CategoryImportError, importCategories } from '../categories/import-categories';
 import { cacheKeyPrefix } from '../config';
-import type { CliIo } from './api-key';
+import { runAsProgram, type CliIo } from './cli-io';
 
 const USAGE = 'usage: npm run categories -- import <file.json|file.csv>';
 
@@ -61,18 +61,4 @@ export async function runCategoriesCli(args: readonly string[], io: CliIo): Prom
   }
 }
 
-if (require.main === module) {
-  runCategoriesCli(process.argv.slice(2), {
-    env: process.env,
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-  }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: Error) => {
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAsProgram(runCategoriesCli);
