@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
+import { isDataRefusal } from './db/refusal';
 import { createKafka } from './kafka/client';
 import { startCommandConsumer, type DecodedCommand, type StoredCommand } from './kafka/command-consumer';
 import { topicsFor, type Topics } from './kafka/topics';
@@ -14,7 +15,7 @@ import { createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsS
 const writerEnv = z.object({
   ...commonEnv,
   /** Partitions this instance writes at once; each takes a database connection. */
-  WRITER_CONCURRENCY: positiveInt(2),
+  WRITER_CONCURRENCY: positiveInt(4),
   WRITER_GROUP_ID: optionalString,
   /**
    * How long the group waits for a silent writer before handing its partitions to the others, i.e. how
@@ -93,6 +94,7 @@ export async function startWriter<S extends z.ZodTypeAny>(
       concurrency: config.WRITER_CONCURRENCY,
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      isRefusal: isDataRefusal,
       store: (batch) => definition.store(pool, batch),
       metrics: createWriterMetrics(registry),
     });

@@ -60,6 +60,8 @@ function statusOf(code: number | null, signal: NodeJS.Signals | null): number | 
 
 const started = new Set<ServiceProcess>();
 
+const levelsHidingInfo = new Set(['silent', 'fatal', 'error', 'warn']);
+
 /** Starts a compiled service and resolves once it has logged that it is up. */
 export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
@@ -68,7 +70,7 @@ export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, st
   const child: ChildProcess = spawn('bash', ['-c', GUARD, 'guard', main], {
     cwd: ROOT,
     // The log level must let the start-up line through: the port is read from it.
-    env: { PATH: process.env.PATH, ...env, LOG_LEVEL: env.LOG_LEVEL === 'silent' || !env.LOG_LEVEL ? 'info' : env.LOG_LEVEL },
+    env: { PATH: process.env.PATH, ...env, LOG_LEVEL: levelsHidingInfo.has(env.LOG_LEVEL ?? 'silent') ? 'info' : env.LOG_LEVEL },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const logs: LogLine[] = [];

@@ -1,10 +1,12 @@
 // The writers' side of the command protocol, shared by trip-writer and group-writer: consume a batch,
 // decode it with the shared schema, store the batch in one go, reply to each command, and only then
 // resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
-// idempotently; a message that cannot be decoded goes to the dead-letter topic with its reason.
+// idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
+// the dead-letter topic with its reason instead of holding up its partition.
 import type { Batch, ConsumerRunConfig, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { z } from 'zod';
 import { delay } from '../deadline';
+import { errorCodes } from '../errors';
 import type { Logger } from '../logger';
 import type { CommandReply } from '../schemas/reply.schema';
 import { producerConfig } from './client';
@@ -37,6 +39,11 @@ export interface CommandConsumerOptions<S extends z.ZodTypeAny> {
   fetchMaxWaitMs?: number;
   /** How long the group waits for this consumer's heartbeat before rebalancing without it. */
   sessionTimeoutMs?: number;
+  /**
+   * True when a store failed because of the data of a command (a value the database refuses), which no
+   * retry can fix; any other failure is an outage and is retried. Without it every failure is retried.
+   */
+  isRefusal?: (error: unknown) => boolean;
   metrics?: {
     batch?: (size: number) => void;
     stored?: (inserted: number, duplicates: number) => void;
@@ -66,6 +73,11 @@ function batchContext(batch: Batch): Record<string, unknown> {
     requestIds: batch.messages.slice(0, LOGGED_REQUEST_IDS).map((message) => headerText(message.headers, headers.requestId)),
   };
 }
+
+/** What storing one command came to: its row, or the reason the database refused it. */
+type Outcome = StoredCommand | { refused: string };
+
+const isRefused = (outcome: Outcome): outcome is { refused: string } => 'refused' in outcome;
 
 function decode<S extends z.ZodTypeAny>(
   schema: S,
@@ -122,6 +134,29 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     }
   }
 
+  /**
+   * Stores a batch. A command the database refuses fails its whole batch, and retrying that batch would
+   * hold up its partition forever; so once a batch is refused, its commands are stored one by one and
+   * only the refused ones are set aside for the dead-letter topic.
+   */
+  async function storeOrRefuse(commands: Array<DecodedCommand<z.output<S>>>): Promise<Outcome[]> {
+    try {
+      return await options.store(commands);
+    } catch (error) {
+      if (!options.isRefusal?.(error)) throw error;
+    }
+    const outcomes: Outcome[] = [];
+    for (const command of commands) {
+      try {
+        outcomes.push(...(await options.store([command])));
+      } catch (error) {
+        if (!options.isRefusal?.(error)) throw error;
+        outcomes.push({ refused: `refused by the database: ${(error as Error).message}` });
+      }
+    }
+    return outcomes;
+  }
+
   const runConfig: ConsumerRunConfig = {
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: options.concurrency ?? 2,
@@ -131,46 +166,56 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       const context = () => batchContext(batch);
       const decoded: Array<DecodedCommand<z.output<S>>> = [];
       const deadLetters: Message[] = [];
+      const deadLetter = (message: KafkaMessage, reason: string) => {
+        logger.warn(
+          {
+            requestId: headerText(message.headers, headers.requestId),
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: message.offset,
+            reason,
+          },
+          'dead-lettering a message',
+        );
+        deadLetters.push({
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...message.headers,
+            [headers.deadLetterReason]: reason,
+            [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
+          },
+        });
+      };
       for (const message of batch.messages) {
         const result = decode(options.schema, message);
-        if (result.ok) {
-          decoded.push({ command: result.command, message });
-        } else {
-          logger.warn(
-            {
-              requestId: headerText(message.headers, headers.requestId),
-              topic: batch.topic,
-              partition: batch.partition,
-              offset: message.offset,
-              reason: result.reason,
-            },
-            'dead-lettering a message',
-          );
-          deadLetters.push({
-            key: message.key,
-            value: message.value,
-            headers: {
-              ...message.headers,
-              [headers.deadLetterReason]: result.reason,
-              [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
-            },
-          });
-        }
+        if (result.ok) decoded.push({ command: result.command, message });
+        else deadLetter(message, result.reason);
       }
       options.metrics?.batch?.(batch.messages.length);
 
-      const stored = decoded.length
-        ? await persistently('storing to PostgreSQL', () => options.store(decoded), owned, heartbeat, context)
+      const outcomes = decoded.length
+        ? await persistently('storing to PostgreSQL', () => storeOrRefuse(decoded), owned, heartbeat, context)
         : [];
-      if (stored === undefined) return;
+      if (outcomes === undefined) return;
+      const stored = outcomes.filter((outcome): outcome is StoredCommand => !isRefused(outcome));
 
       const replies = new Map<string, Message[]>();
-      stored.forEach((result, index) => {
+      outcomes.forEach((result, index) => {
         const { message } = decoded[index]!;
+        if (isRefused(result)) deadLetter(message, result.refused);
         const correlationId = headerText(message.headers, headers.correlationId);
         const replyTopic = headerText(message.headers, headers.replyTopic);
         if (!correlationId || !replyTopic) return;
-        const reply: CommandReply = { ok: true, ...result };
+        // The database's own words stay in the dead letter; the client learns that retrying is pointless.
+        const reply: CommandReply = isRefused(result)
+          ? {
+              ok: false,
+              code: errorCodes.validationFailed.code,
+              message: errorCodes.validationFailed.message,
+              detail: 'a value of this request cannot be stored',
+            }
+          : { ok: true, ...result };
         const list = replies.get(replyTopic) ?? [];
         list.push({ key: message.key, value: JSON.stringify(reply), headers: { [headers.correlationId]: correlationId } });
         replies.set(replyTopic, list);
@@ -195,7 +240,8 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       resolveOffset(batch.lastOffset());
       // Per message, so a request id found in the gateway's log leads to the row it produced.
       if (logger.isLevelEnabled('debug')) {
-        stored.forEach((result, index) => {
+        outcomes.forEach((result, index) => {
+          if (isRefused(result)) return;
           const { message } = decoded[index]!;
           logger.debug(
             {

@@ -6,6 +6,8 @@ import { AppError, type Logger } from '@fleet/shared';
 interface BodyParserError {
   type?: string;
   status?: number;
+  /** Set on errors from zlib, which body-parser passes on untyped. */
+  errno?: number;
 }
 
 function fromBodyParser(error: BodyParserError): AppError | undefined {
@@ -24,6 +26,11 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
     case 'stream.encoding.set':
       return new AppError({ kind: 'malformedBody', detail: 'the body could not be read' });
     default:
+      // A body whose Content-Encoding says gzip, deflate or br but whose bytes are not fails in zlib, and
+      // body-parser passes that on with a 400 but no type. It is the client's body, not a server fault.
+      if (error.type === undefined && error.status === 400 && typeof error.errno === 'number') {
+        return new AppError({ kind: 'malformedBody', detail: 'the body could not be decoded as its Content-Encoding says' });
+      }
       return undefined;
   }
 }

@@ -1,5 +1,7 @@
 // The two write routes. Order matters: the token is checked before the body is read, so an
 // unauthenticated client never costs a parse, and a refused request publishes nothing.
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router, type RequestHandler } from 'express';
 import { AppError, type CommandBus, type Topics } from '@fleet/shared';
 import type { TokenVerifier } from '../auth/token-verifier';
@@ -35,10 +37,26 @@ function requireContentType(...types: string[]): RequestHandler {
   };
 }
 
+/**
+ * Refuses a UTF-8 body holding bytes that are not UTF-8. The parser would otherwise turn them into
+ * U+FFFD and a group would be stored under a name its client never sent.
+ */
+function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, charset: string): void {
+  if (/^utf-?8$/i.test(charset) && !isUtf8(body)) {
+    throw new AppError({ kind: 'malformedBody', detail: 'the body is not valid UTF-8' });
+  }
+}
+
 export function writeRoutes(deps: WriteRoutesDeps): Router {
   const router = Router();
-  const json = express.json({ limit: deps.bodyLimit, type: 'application/json' });
-  const form = express.urlencoded({ limit: deps.bodyLimit, extended: false, parameterLimit: 100, type: 'application/x-www-form-urlencoded' });
+  const json = express.json({ limit: deps.bodyLimit, type: 'application/json', verify: requireUtf8 });
+  const form = express.urlencoded({
+    limit: deps.bodyLimit,
+    extended: false,
+    parameterLimit: 100,
+    type: 'application/x-www-form-urlencoded',
+    verify: requireUtf8,
+  });
 
   router.post(
     TRIP_LOCATION_PATH,

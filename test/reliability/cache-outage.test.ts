@@ -1,0 +1,121 @@
+// Fault 4: Redis, the category cache, stops while a gateway process serves category reads, and comes back
+// empty. Reads keep answering 200 from PostgreSQL without waiting on Redis, and the gateway fills and
+// reads the cache again once Redis answers. The Redis server is the test's own; the shared one on 6379
+// is never touched.
+import { Redis } from 'ioredis';
+import { closeDb, TEST_API_KEY, uniquePrefix, baseEnv } from '../support/harness';
+import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
+import { buildCategory, CATEGORY_PATH, insertCategory, RedisServer, type CategoryFixture } from '../categories/category-support';
+import { waitUntil } from './fault-support';
+
+let redisServer: RedisServer;
+let gateway: ServiceProcess;
+let prefix: string;
+const categories: CategoryFixture[] = [];
+
+beforeAll(async () => {
+  redisServer = await RedisServer.start();
+  prefix = uniquePrefix('cache-outage');
+  gateway = await spawnService('gateway', baseEnv(prefix, { REDIS_URL: redisServer.url }));
+  for (let index = 0; index < 20; index += 1) categories.push(await insertCategory(buildCategory()));
+}, 60_000);
+afterAll(async () => {
+  await stopAllServices();
+  await redisServer?.stop();
+  await closeDb();
+});
+
+interface Phase {
+  sent: number;
+  ok: number;
+  wrongBody: number;
+  p50Ms: number;
+  maxMs: number;
+}
+
+/** Reads every category `rounds` times, ten at a time, and checks each body against the stored row. */
+async function readAll(rounds: number): Promise<Phase> {
+  const latencies: number[] = [];
+  let ok = 0;
+  let wrongBody = 0;
+  for (let round = 0; round < rounds; round += 1) {
+    for (let start = 0; start < categories.length; start += 10) {
+      await Promise.all(
+        categories.slice(start, start + 10).map(async (category) => {
+          const started = performance.now();
+          const response = await fetch(`${gateway.url}${CATEGORY_PATH}/${category.id}`, { headers: { authorization: TEST_API_KEY } });
+          const body = (await response.json()) as { data?: unknown };
+          latencies.push(performance.now() - started);
+          if (response.status === 200) ok += 1;
+          if (JSON.stringify(body.data) !== JSON.stringify(category)) wrongBody += 1;
+        }),
+      );
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    sent: latencies.length,
+    ok,
+    wrongBody,
+    p50Ms: Math.round(latencies[Math.floor(latencies.length / 2)]!),
+    maxMs: Math.round(latencies.at(-1)!),
+  };
+}
+
+async function cacheLookups(result: 'hit' | 'miss' | 'error'): Promise<number> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const line = text.split('\n').find((entry) => entry.startsWith('fleet_category_cache_lookups_total{') && entry.includes(`result="${result}"`));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+async function cachedKeys(): Promise<number> {
+  const client = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  try {
+    return (await client.keys(`${prefix}:*`)).length;
+  } finally {
+    client.disconnect();
+  }
+}
+
+test('Redis stopped under category reads: every read answers 200 from PostgreSQL, and Redis is used again once it returns', async () => {
+  const before = await readAll(10);
+  expect(await cachedKeys()).toBe(categories.length);
+  const hitsBefore = await cacheLookups('hit');
+
+  await redisServer.stop();
+  const errorsBefore = await cacheLookups('error');
+  const during = await readAll(10);
+  const errorsDuring = (await cacheLookups('error')) - errorsBefore;
+
+  await redisServer.restart();
+  // The restarted Redis is empty: the gateway reconnects and fills it as it reads.
+  await waitUntil(async () => {
+    await readAll(1);
+    return (await cachedKeys()) === categories.length;
+  }, 'the gateway to fill the restarted Redis', 20_000, 200);
+  const hitsAfterRefill = await cacheLookups('hit');
+  const after = await readAll(10);
+  const hitsAfter = (await cacheLookups('hit')) - hitsAfterRefill;
+
+  const phases = { before, during, after };
+  process.stdout.write(
+    `fault-figures ${JSON.stringify({
+      fault: 'Redis stopped and restarted empty under category reads',
+      sent: before.sent + during.sent + after.sent,
+      ok: before.ok + during.ok + after.ok,
+      wrongBodies: before.wrongBody + during.wrongBody + after.wrongBody,
+      phases,
+      cacheHitsBefore: hitsBefore,
+      cacheErrorsWhileDown: errorsDuring,
+      cacheHitsAfterReturn: hitsAfter,
+    })}\n`,
+  );
+
+  for (const phase of [before, during, after]) expect({ ok: phase.ok, wrongBody: phase.wrongBody }).toEqual({ ok: phase.sent, wrongBody: 0 });
+  // Each read skips the absent Redis at once instead of waiting on it.
+  expect(during.maxMs).toBeLessThan(1000);
+  expect(hitsBefore).toBeGreaterThan(0);
+  expect(hitsAfter).toBe(after.sent);
+  expect(gateway.isRunning()).toBe(true);
+}, 120_000);

@@ -1,0 +1,322 @@
+// Hostile request bodies on the write routes: compressed bombs and bodies over the limit, deeply nested
+// JSON, prototype-polluting keys, repeated and bracketed form keys, bytes that are not UTF-8, SQL in
+// every field, and bodies built to make the error answer huge. Every one is answered with a JSON 4xx
+// or stored exactly as meant; none is a 500, and the process is left unharmed.
+// (A plain JSON body over 1 MiB and 10,001 vehicle ids are in test/write-path.)
+import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
+import { closeKafka } from '../support/kafka';
+import { buildGroup, buildTrip, closeDb, db, signToken, startStack, type Stack } from '../support/harness';
+
+const TRIP_PATH = '/fleet/api/v1/trip-location';
+const GROUP_PATH = '/fleet/api/v1/vehicle-group';
+
+let stack: Stack;
+let auth: string;
+
+beforeAll(async () => {
+  stack = await startStack('body-attacks');
+  auth = `Bearer ${await signToken()}`;
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+interface Answer {
+  status: number;
+  body: any;
+  bytes: number;
+  contentType: string | null;
+}
+
+async function send(path: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await fetch(`${stack.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: auth, ...headers },
+    body,
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status: response.status, body: parsed, bytes: Buffer.byteLength(text), contentType: response.headers.get('content-type') };
+}
+
+function expectJsonError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
+  expect(answer.contentType).toMatch(/^application\/json/);
+}
+
+async function tripRows(imei: unknown) {
+  return (await db().query('SELECT * FROM trip_locations WHERE imei = $1', [imei])).rows;
+}
+
+describe('size', () => {
+  const oversizedTrip = () => JSON.stringify(buildTrip({ padding: 'x'.repeat(2 * 1024 * 1024) }));
+
+  test.each([
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ])('a %s body that inflates past the limit (a zip bomb) responds 413 JSON', async (encoding, compress) => {
+    const bomb = compress(Buffer.from(oversizedTrip()));
+    expect(bomb.length).toBeLessThan(50_000);
+    expectJsonError(await send(TRIP_PATH, bomb, { 'content-encoding': encoding }), 413, 'E-V1/1-05');
+  });
+
+  test('a gzip body within the limit is read as the JSON it holds', async () => {
+    const trip = buildTrip();
+    const answer = await send(TRIP_PATH, gzipSync(Buffer.from(JSON.stringify(trip))), { 'content-encoding': 'gzip' });
+    expect(answer.status).toBe(200);
+    expect(await tripRows(trip.imei)).toHaveLength(1);
+  });
+
+  test('an unknown content encoding responds 415 JSON', async () => {
+    expectJsonError(await send(TRIP_PATH, 'x', { 'content-encoding': 'compress' }), 415, 'E-V1/1-04');
+  });
+
+  test('a gzip header on a body that is not gzip responds 400 JSON', async () => {
+    const answer = await send(TRIP_PATH, JSON.stringify(buildTrip()), { 'content-encoding': 'gzip' });
+    expect(answer.status).toBe(400);
+    expect(answer.contentType).toMatch(/^application\/json/);
+  });
+
+  test('a form body over the limit and a group body over the limit respond 413 JSON', async () => {
+    const form = `imei=1&padding=${'x'.repeat(2 * 1024 * 1024)}`;
+    expectJsonError(await send(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }), 413, 'E-V1/1-05');
+    expectJsonError(await send(GROUP_PATH, JSON.stringify(buildGroup({ padding: 'x'.repeat(2 * 1024 * 1024) }))), 413, 'E-V1/1-05');
+  });
+
+  test('a body streamed without a length past the limit responds 413 JSON', async () => {
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 8) return controller.close();
+        sent += 1;
+        controller.enqueue(sent === 1 ? Buffer.from('{"imei":"') : chunk);
+      },
+    });
+    const response = await fetch(`${stack.url}${TRIP_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: auth },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 'E-V1/1-05' });
+  });
+
+  test('more than 100 form fields respond 413 JSON', async () => {
+    const form = Array.from({ length: 150 }, (_, index) => `f${index}=1`).join('&');
+    expectJsonError(await send(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }), 413, 'E-V1/1-05');
+  });
+});
+
+describe('deeply nested JSON', () => {
+  const nested = (depth: number, leaf = '1') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+  const nestedObject = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  test.each([
+    ['the whole body, 10,000 arrays deep', TRIP_PATH, () => nested(10_000)],
+    ['latitude, 10,000 arrays deep', TRIP_PATH, () => JSON.stringify(buildTrip()).replace('"latitude":-6.2088', `"latitude":${nested(10_000)}`)],
+    ['vehicleIds, 10,000 arrays deep', GROUP_PATH, () => JSON.stringify(buildGroup({ vehicleIds: [] })).replace('[]', nested(10_000))],
+    ['the whole body, 400,000 arrays deep', TRIP_PATH, () => nested(400_000)],
+  ])('%s responds 400 JSON and the gateway keeps serving', async (_label, path, body) => {
+    const answer = await send(path, body());
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toMatch(/^E-V1\/1-0[12]$/);
+    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+  });
+
+  test('an unknown field 10,000 levels deep is dropped: the trip is stored without it', async () => {
+    const trip = buildTrip();
+    const body = JSON.stringify(trip).replace('{', `{"extra":${nestedObject(10_000)},`);
+    // Unknown fields are dropped whatever their shape, so the rest of the trip is valid.
+    const answer = await send(TRIP_PATH, body);
+    expect(answer.status).toBe(200);
+    expect(await tripRows(trip.imei)).toHaveLength(1);
+  });
+});
+
+describe('prototype pollution', () => {
+  afterEach(() => {
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
+  });
+
+  test('__proto__ and constructor keys in a JSON trip are ignored and the row is stored as sent', async () => {
+    const trip = buildTrip();
+    const body = JSON.stringify(trip).replace(
+      '{',
+      '{"__proto__":{"polluted":"yes","latitude":1,"isAdmin":true},"constructor":{"prototype":{"polluted":"yes"}},',
+    );
+    const answer = await send(TRIP_PATH, body);
+    expect(answer.status).toBe(200);
+    const [row] = await tripRows(trip.imei);
+    expect(row).toMatchObject({ latitude: trip.latitude, longitude: trip.longitude, speed: trip.speed, ignition: true });
+    expect(row.polluted).toBeUndefined();
+  });
+
+  test('__proto__ and constructor keys in a form trip are ignored and the row is stored as sent', async () => {
+    const trip = buildTrip();
+    const form = new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)]));
+    form.append('__proto__[polluted]', 'yes');
+    form.append('__proto__', 'yes');
+    form.append('constructor[prototype][polluted]', 'yes');
+    const answer = await send(TRIP_PATH, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(answer.status).toBe(200);
+    expect(await tripRows(trip.imei)).toHaveLength(1);
+  });
+
+  test('__proto__ keys in a group body and in the query string pollute nothing, and the group is stored as sent', async () => {
+    const group = buildGroup();
+    const body = JSON.stringify(group).replace('{', '{"__proto__":{"polluted":"yes","vehicleIds":[666]},');
+    const answer = await send(`${GROUP_PATH}?__proto__[polluted]=yes&constructor[prototype][polluted]=yes`, body);
+    expect(answer.status).toBe(200);
+    const members = await db().query('SELECT vehicle_id FROM vehicle_group_members WHERE vehicle_group_id = $1 ORDER BY 1', [answer.body.data.id]);
+    expect(members.rows.map((row) => Number(row.vehicle_id))).toEqual(group.vehicleIds);
+  });
+
+  test('a __proto__ field named in the validation error does not reach the answer as a prototype', async () => {
+    const answer = await send(TRIP_PATH, '{"__proto__":{"imei":"x"},"latitude":"__proto__"}');
+    expectJsonError(answer, 400, 'E-V1/1-01');
+  });
+});
+
+describe('repeated and bracketed form keys', () => {
+  const form = (extra: string) => {
+    const { imei, gpsTime } = buildTrip();
+    return `imei=${imei}&gpsTime=${encodeURIComponent(String(gpsTime))}&longitude=106.8&speed=10&ignition=true&${extra}`;
+  };
+
+  test.each([
+    ['latitude given twice', 'latitude=1&latitude=2', 'latitude'],
+    ['latitude as a bracket array', 'latitude[]=1', 'latitude'],
+    ['latitude as an indexed array', 'latitude[0]=1&latitude[1]=2', 'latitude'],
+    ['latitude as an object', 'latitude[value]=1', 'latitude'],
+    ['ignition given twice', 'latitude=1&ignition=false', 'ignition'],
+    ['latitude under __proto__', 'latitude[__proto__]=1', 'latitude'],
+  ])('%s responds 400 naming %s, and stores nothing', async (_label, extra, field) => {
+    const body = form(extra);
+    const imei = new URLSearchParams(body).get('imei');
+    const answer = await send(TRIP_PATH, body, { 'content-type': 'application/x-www-form-urlencoded' });
+    expectJsonError(answer, 400, 'E-V1/1-01');
+    expect(answer.body.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
+    expect(await tripRows(imei)).toHaveLength(0);
+  });
+});
+
+describe('bytes that are not UTF-8', () => {
+  const withBytes = (json: string, marker: string, bytes: number[]) => {
+    const [before, after] = json.split(marker);
+    return Buffer.concat([Buffer.from(before!), Buffer.from(bytes), Buffer.from(after!)]);
+  };
+
+  test.each([
+    ['a lone continuation byte', [0x80]],
+    ['a truncated sequence', [0xe2, 0x82]],
+    ['an overlong encoding of "/"', [0xc0, 0xaf]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['0xFF', [0xff, 0xfe]],
+  ])('%s in a group name responds 400 JSON and stores nothing', async (_label, bytes) => {
+    const group = buildGroup();
+    const answer = await send(GROUP_PATH, withBytes(JSON.stringify(group), 'Cold chain', [...Buffer.from('Cold '), ...bytes]));
+    expectJsonError(answer, 400, 'E-V1/1-02');
+    const stored = await db().query('SELECT 1 FROM vehicle_groups WHERE name LIKE $1', [`%${String(group.vehicleGroupName).slice(-8)}`]);
+    expect(stored.rowCount).toBe(0);
+  });
+
+  test('invalid bytes in a trip imei, JSON or form, respond 400 JSON and store nothing', async () => {
+    const json = JSON.stringify(buildTrip({ imei: 'MARK' }));
+    expectJsonError(await send(TRIP_PATH, withBytes(json, 'MARK', [0xff, 0x41])), 400, 'E-V1/1-02');
+    const form = Buffer.concat([Buffer.from('imei='), Buffer.from([0xff]), Buffer.from('&latitude=1&longitude=1&speed=1&ignition=1&gpsTime=1700000000')]);
+    const answer = await send(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toMatch(/^E-V1\/1-0[12]$/);
+  });
+
+  test('a lone surrogate escaped in JSON (\\ud800) is refused rather than stored as a replacement character', async () => {
+    const group = buildGroup();
+    const answer = await send(GROUP_PATH, JSON.stringify(group).replace('Cold chain', 'Cold \\ud800 chain'));
+    expectJsonError(answer, 400, 'E-V1/1-01');
+  });
+
+  test('valid multi-byte UTF-8 (accents, CJK, emoji) is stored exactly', async () => {
+    const name = `Rantai dingin — 冷链 🚚 ${Date.now()}`;
+    const answer = await send(GROUP_PATH, JSON.stringify(buildGroup({ vehicleGroupName: name })));
+    expect(answer.status).toBe(200);
+    const stored = await db().query('SELECT name FROM vehicle_groups WHERE id = $1', [answer.body.data.id]);
+    expect(stored.rows[0].name).toBe(name);
+  });
+});
+
+describe('SQL in every field', () => {
+  const injections = ["'; DROP TABLE trip_locations; --", "1' OR '1'='1", '1); DELETE FROM vehicle_groups; --', "$$; TRUNCATE api_keys; $$", '\\x27 OR 1=1'];
+
+  test('SQL in a group name and an Idempotency-Key is stored verbatim', async () => {
+    for (const injection of injections) {
+      const name = `${injection} ${Date.now()}`;
+      const answer = await send(GROUP_PATH, JSON.stringify(buildGroup({ vehicleGroupName: name })), { 'idempotency-key': `${injection}-${Date.now()}` });
+      expect(answer.status).toBe(200);
+      const stored = await db().query('SELECT name, command_id FROM vehicle_groups WHERE id = $1', [answer.body.data.id]);
+      expect(stored.rows[0].name).toBe(name);
+      expect(stored.rows[0].command_id).toBe(`key:${injection}-${stored.rows[0].command_id.split('-').at(-1)}`);
+    }
+  });
+
+  test('SQL in an imei without spaces is stored verbatim; with spaces it is refused', async () => {
+    const imei = `'OR'1'='1'--${Date.now()}`.slice(0, 32);
+    expect((await send(TRIP_PATH, JSON.stringify(buildTrip({ imei })))).status).toBe(200);
+    expect((await tripRows(imei)).map((row) => row.imei)).toEqual([imei]);
+    expectJsonError(await send(TRIP_PATH, JSON.stringify(buildTrip({ imei: "'; DROP TABLE x; --" }))), 400, 'E-V1/1-01');
+  });
+
+  test.each(['gpsTime', 'latitude', 'longitude', 'speed', 'ignition', 'angle', 'satellite', 'door1', 'door2', 'temp', 'fuel_percentage'])(
+    'SQL in %s responds 400 naming it, as JSON and as a form field',
+    async (field) => {
+      for (const injection of injections) {
+        const trip = buildTrip({ [field]: injection });
+        const json = await send(TRIP_PATH, JSON.stringify(trip));
+        expectJsonError(json, 400, 'E-V1/1-01');
+        expect(json.body.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
+        const form = new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
+        const answer = await send(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' });
+        expect(answer.body.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
+      }
+    },
+  );
+
+  test('SQL in the category id responds 400, and every table is intact', async () => {
+    for (const injection of injections) {
+      const response = await fetch(`${stack.url}/order/api/web/v1/product-category/${encodeURIComponent(injection)}`, {
+        headers: { authorization: 'test-api-key-0123456789abcdef' },
+      });
+      expect(response.status).toBe(400);
+    }
+    const tables = await db().query(
+      `SELECT count(*)::int AS count FROM pg_tables WHERE tablename IN ('trip_locations', 'vehicle_groups', 'vehicle_group_members', 'api_keys', 'product_categories')`,
+    );
+    expect(tables.rows[0].count).toBe(5);
+    expect(Number((await db().query('SELECT count(*) FROM trip_locations')).rows[0].count)).toBeGreaterThan(0);
+  });
+});
+
+describe('answers that could be made huge', () => {
+  test('a body of 150,000 invalid vehicle ids gets a 400 of bounded size', async () => {
+    const body = JSON.stringify(buildGroup({ vehicleIds: Array.from({ length: 150_000 }, () => 'x') }));
+    const answer = await send(GROUP_PATH, body);
+    expectJsonError(answer, 400, 'E-V1/1-01');
+    expect(answer.bytes).toBeLessThan(20_000);
+  });
+
+  test('a trip whose every field is wrong gets every field named once', async () => {
+    const answer = await send(TRIP_PATH, JSON.stringify({ imei: 1, gpsTime: 'x', latitude: 'x', longitude: 'x', speed: 'x', ignition: 'x' }));
+    expectJsonError(answer, 400, 'E-V1/1-01');
+    expect(answer.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['gpsTime', 'ignition', 'imei', 'latitude', 'longitude', 'speed']);
+  });
+});
