@@ -27,6 +27,22 @@ async function rowsFor(imeis: string[]) {
   return result.rows;
 }
 
+test('a message a writer cannot decode goes to the dead-letter topic with its reason, and consumption goes on', async () => {
+  await produceRaw(`${stack.prefix}.trip-locations`, [
+    { key: 'poison', value: '{"imei": 42' },
+    { key: 'poison', value: JSON.stringify({ imei: 'x', latitude: 200 }) },
+  ]);
+  const dead = await readTopic(`${stack.prefix}.dead-letter`, 2, 60_000);
+  expect(dead).toHaveLength(2);
+  expect(dead.map((message) => message.value)).toEqual(['{"imei": 42', JSON.stringify({ imei: 'x', latitude: 200 })]);
+  expect(dead[0]!.headers['dead-letter-reason']).toMatch(/^not JSON/);
+  expect(dead[1]!.headers['dead-letter-reason']).toMatch(/^invalid command: /);
+  expect(dead[0]!.headers['dead-letter-source']).toMatch(new RegExp(`^${stack.prefix}\\.trip-locations/\\d+/\\d+$`));
+
+  const after = await postJson(url, buildTrip({ imei: 'poison' }), auth);
+  expect(after.status).toBe(200);
+});
+
 test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {
   const trips = Array.from({ length: 300 }, () => buildTrip());
   const pending = trips.map(async (trip, i) => {
@@ -74,20 +90,4 @@ test('two writers in one consumer group share the partitions and store everythin
   } finally {
     await second.stop();
   }
-});
-
-test('a message a writer cannot decode goes to the dead-letter topic with its reason, and consumption goes on', async () => {
-  await produceRaw(`${stack.prefix}.trip-locations`, [
-    { key: 'poison', value: '{"imei": 42' },
-    { key: 'poison', value: JSON.stringify({ imei: 'x', latitude: 200 }) },
-  ]);
-  const dead = await readTopic(`${stack.prefix}.dead-letter`, 2);
-  expect(dead).toHaveLength(2);
-  expect(dead.map((message) => message.value)).toEqual(['{"imei": 42', JSON.stringify({ imei: 'x', latitude: 200 })]);
-  expect(dead[0]!.headers['dead-letter-reason']).toMatch(/^not JSON/);
-  expect(dead[1]!.headers['dead-letter-reason']).toMatch(/^invalid command: /);
-  expect(dead[0]!.headers['dead-letter-source']).toMatch(new RegExp(`^${stack.prefix}\\.trip-locations/\\d+/\\d+$`));
-
-  const after = await postJson(url, buildTrip({ imei: 'poison' }), auth);
-  expect(after.status).toBe(200);
 });
