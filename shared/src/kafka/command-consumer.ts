@@ -3,7 +3,7 @@
 // resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
 // idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
 // the dead-letter topic with its reason instead of holding up its partition.
-import type { Batch, ConsumerRunConfig, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Batch, ConsumerRunConfig, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { z } from 'zod';
 import { delay } from '../deadline';
 import { errorCodes } from '../errors';
@@ -60,6 +60,11 @@ function headerText(messageHeaders: IHeaders | undefined, name: string): string 
   if (value === undefined) return undefined;
   return Array.isArray(value) ? value[0]?.toString() : value.toString();
 }
+
+/** How often stored offsets are committed. */
+const COMMIT_INTERVAL_MS = 1000;
+/** How long stop() waits for the batch in progress. */
+const STOP_DRAIN_MS = 10_000;
 
 /** How many request ids an error line names; a batch can hold thousands of messages. */
 const LOGGED_REQUEST_IDS = 20;
@@ -157,107 +162,127 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     return outcomes;
   }
 
+  /** Per partition, the next offset after the last batch stored and replied to: what a final commit saves. */
+  const processed = new Map<number, string>();
+  let batchesInFlight = 0;
+
   const runConfig: ConsumerRunConfig = {
     eachBatchAutoResolve: false,
+    // Offsets are committed every COMMIT_INTERVAL_MS rather than after every batch (what kafkajs's
+    // autoCommit does): a commit per batch is a broker round trip in each partition's cycle. A crash
+    // redelivers at most that interval's commands, which the stores answer with the rows they have.
+    autoCommit: false,
+    autoCommitInterval: COMMIT_INTERVAL_MS,
     partitionsConsumedConcurrently: options.concurrency ?? 2,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-      if (batch.messages.length === 0) return;
-      const owned = () => isRunning() && !isStale();
-      const context = () => batchContext(batch);
-      const decoded: Array<DecodedCommand<z.output<S>>> = [];
-      const deadLetters: Message[] = [];
-      const deadLetter = (message: KafkaMessage, reason: string) => {
-        logger.warn(
-          {
-            requestId: headerText(message.headers, headers.requestId),
-            topic: batch.topic,
-            partition: batch.partition,
-            offset: message.offset,
-            reason,
-          },
-          'dead-lettering a message',
-        );
-        deadLetters.push({
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...message.headers,
-            [headers.deadLetterReason]: reason,
-            [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
-          },
-        });
-      };
-      for (const message of batch.messages) {
-        const result = decode(options.schema, message);
-        if (result.ok) decoded.push({ command: result.command, message });
-        else deadLetter(message, result.reason);
+    eachBatch: async (payload) => {
+      batchesInFlight += 1;
+      try {
+        await handleBatch(payload);
+      } finally {
+        batchesInFlight -= 1;
       }
-      options.metrics?.batch?.(batch.messages.length);
-
-      const outcomes = decoded.length
-        ? await persistently('storing to PostgreSQL', () => storeOrRefuse(decoded), owned, heartbeat, context)
-        : [];
-      if (outcomes === undefined) return;
-      const stored = outcomes.filter((outcome): outcome is StoredCommand => !isRefused(outcome));
-
-      const replies = new Map<string, Message[]>();
-      outcomes.forEach((result, index) => {
-        const { message } = decoded[index]!;
-        if (isRefused(result)) deadLetter(message, result.refused);
-        const correlationId = headerText(message.headers, headers.correlationId);
-        const replyTopic = headerText(message.headers, headers.replyTopic);
-        if (!correlationId || !replyTopic) return;
-        // The database's own words stay in the dead letter; the client learns that retrying is pointless.
-        const reply: CommandReply = isRefused(result)
-          ? {
-              ok: false,
-              code: errorCodes.validationFailed.code,
-              message: errorCodes.validationFailed.message,
-              detail: 'a value of this request cannot be stored',
-            }
-          : { ok: true, ...result };
-        const list = replies.get(replyTopic) ?? [];
-        list.push({ key: message.key, value: JSON.stringify(reply), headers: { [headers.correlationId]: correlationId } });
-        replies.set(replyTopic, list);
-      });
-      const topicMessages = [...replies].map(([topic, messages]) => ({ topic, messages }));
-      if (deadLetters.length) topicMessages.push({ topic: topics.deadLetter, messages: deadLetters });
-
-      if (topicMessages.length) {
-        const sent = await persistently(
-          'publishing replies',
-          () => producer.sendBatch({ acks: -1, topicMessages }),
-          owned,
-          heartbeat,
-          context,
-        );
-        if (sent === undefined) return;
-      }
-
-      const duplicates = stored.filter((result) => result.duplicate).length;
-      options.metrics?.stored?.(stored.length - duplicates, duplicates);
-      if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
-      resolveOffset(batch.lastOffset());
-      // Per message, so a request id found in the gateway's log leads to the row it produced.
-      if (logger.isLevelEnabled('debug')) {
-        outcomes.forEach((result, index) => {
-          if (isRefused(result)) return;
-          const { message } = decoded[index]!;
-          logger.debug(
-            {
-              requestId: headerText(message.headers, headers.requestId),
-              partition: batch.partition,
-              offset: message.offset,
-              id: result.id,
-              duplicate: result.duplicate,
-            },
-            'command stored',
-          );
-        });
-      }
-      await heartbeat();
     },
   };
+
+  async function handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload) {
+    if (batch.messages.length === 0) return;
+    const owned = () => isRunning() && !isStale();
+    const context = () => batchContext(batch);
+    const decoded: Array<DecodedCommand<z.output<S>>> = [];
+    const deadLetters: Message[] = [];
+    const deadLetter = (message: KafkaMessage, reason: string) => {
+      logger.warn(
+        {
+          requestId: headerText(message.headers, headers.requestId),
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: message.offset,
+          reason,
+        },
+        'dead-lettering a message',
+      );
+      deadLetters.push({
+        key: message.key,
+        value: message.value,
+        headers: {
+          ...message.headers,
+          [headers.deadLetterReason]: reason,
+          [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
+        },
+      });
+    };
+    for (const message of batch.messages) {
+      const result = decode(options.schema, message);
+      if (result.ok) decoded.push({ command: result.command, message });
+      else deadLetter(message, result.reason);
+    }
+    options.metrics?.batch?.(batch.messages.length);
+
+    const outcomes = decoded.length
+      ? await persistently('storing to PostgreSQL', () => storeOrRefuse(decoded), owned, heartbeat, context)
+      : [];
+    if (outcomes === undefined) return;
+    const stored = outcomes.filter((outcome): outcome is StoredCommand => !isRefused(outcome));
+
+    const replies = new Map<string, Message[]>();
+    outcomes.forEach((result, index) => {
+      const { message } = decoded[index]!;
+      if (isRefused(result)) deadLetter(message, result.refused);
+      const correlationId = headerText(message.headers, headers.correlationId);
+      const replyTopic = headerText(message.headers, headers.replyTopic);
+      if (!correlationId || !replyTopic) return;
+      // The database's own words stay in the dead letter; the client learns that retrying is pointless.
+      const reply: CommandReply = isRefused(result)
+        ? {
+            ok: false,
+            code: errorCodes.validationFailed.code,
+            message: errorCodes.validationFailed.message,
+            detail: 'a value of this request cannot be stored',
+          }
+        : { ok: true, ...result };
+      const list = replies.get(replyTopic) ?? [];
+      list.push({ key: message.key, value: JSON.stringify(reply), headers: { [headers.correlationId]: correlationId } });
+      replies.set(replyTopic, list);
+    });
+    const topicMessages = [...replies].map(([topic, messages]) => ({ topic, messages }));
+    if (deadLetters.length) topicMessages.push({ topic: topics.deadLetter, messages: deadLetters });
+
+    if (topicMessages.length) {
+      const sent = await persistently(
+        'publishing replies',
+        () => producer.sendBatch({ acks: -1, topicMessages }),
+        owned,
+        heartbeat,
+        context,
+      );
+      if (sent === undefined) return;
+    }
+
+    const duplicates = stored.filter((result) => result.duplicate).length;
+    options.metrics?.stored?.(stored.length - duplicates, duplicates);
+    if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
+    resolveOffset(batch.lastOffset());
+    processed.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
+    await commitOffsetsIfNecessary();
+    // Per message, so a request id found in the gateway's log leads to the row it produced.
+    if (logger.isLevelEnabled('debug')) {
+      outcomes.forEach((result, index) => {
+        if (isRefused(result)) return;
+        const { message } = decoded[index]!;
+        logger.debug(
+          {
+            requestId: headerText(message.headers, headers.requestId),
+            partition: batch.partition,
+            offset: message.offset,
+            id: result.id,
+            duplicate: result.duplicate,
+          },
+          'command stored',
+        );
+      });
+    }
+    await heartbeat();
+  }
 
   const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
   await producer.connect();
@@ -274,6 +299,12 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
         heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
       }),
     run: async (fresh) => {
+      // Offsets of partitions this member no longer owns must not be committed later: they could
+      // rewind what their new owner has committed.
+      fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => {
+        const owned = new Set(payload.memberAssignment[options.topic] ?? []);
+        for (const partition of processed.keys()) if (!owned.has(partition)) processed.delete(partition);
+      });
       await fresh.connect();
       await fresh.subscribe({ topic: options.topic, fromBeginning: true });
       await fresh.run(runConfig);
@@ -282,8 +313,19 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
 
   return {
     async stop() {
-      // disconnect() lets the batch in progress finish and commits its resolved offsets.
-      await consumer.stop();
+      await consumer.stop(async (current) => {
+        // No new batch starts; the one in progress is stored and replied to; then everything stored
+        // is committed, so a successor in the group redelivers nothing.
+        current.pause([{ topic: options.topic }]);
+        const deadline = Date.now() + STOP_DRAIN_MS;
+        while (batchesInFlight > 0 && Date.now() < deadline) await delay(10);
+        const offsets = [...processed].map(([partition, offset]) => ({ topic: options.topic, partition, offset }));
+        if (offsets.length) {
+          await current.commitOffsets(offsets).catch((error: Error) => {
+            logger.warn({ err: error.message }, 'could not commit offsets on stop; the next member redelivers them');
+          });
+        }
+      });
       await producer.disconnect();
     },
   };

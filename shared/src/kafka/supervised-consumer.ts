@@ -22,7 +22,8 @@ export interface SupervisedConsumerOptions {
 }
 
 export interface SupervisedConsumer {
-  stop(): Promise<void>;
+  /** Stops the consumer; `beforeDisconnect` runs first, while it is still a member of its group. */
+  stop(beforeDisconnect?: (consumer: Consumer) => Promise<void>): Promise<void>;
 }
 
 const FIRST_RESTART_DELAY_MS = 1000;
@@ -85,8 +86,9 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
   const startCrash = await launch();
   if (startCrash) crashed(startCrash);
   return {
-    async stop() {
+    async stop(beforeDisconnect) {
       stopped = true;
+      if (current && beforeDisconnect) await beforeDisconnect(current);
       await current?.disconnect();
     },
   };
