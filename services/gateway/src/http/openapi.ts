@@ -87,7 +87,7 @@ const validationErrorBody = errorBody
     issues: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() }).strict()),
   })
   .strict()
-  .openapi({ description: `${errorCodes.validationFailed.code}: every invalid field, with its path` });
+  .openapi({ description: `${errorCodes.validationFailed.code}: every invalid field (at most 100), with its path` });
 
 const creationResult = z
   .object({
