@@ -3,7 +3,14 @@
 module.exports = {
   testEnvironment: 'node',
   transform: {
-    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+    // Transpile only: types are checked by `tsc -p tsconfig.test.json` before jest runs.
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        diagnostics: false,
+        tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true, isolatedModules: true, sourceMap: true },
+      },
+    ],
   },
   moduleNameMapper: {
     '^@fleet/shared$': '<rootDir>/shared/src/index.ts',
