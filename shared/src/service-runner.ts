@@ -52,6 +52,8 @@ export function runService(name: string, prepare: () => PreparedService): void {
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      // Started by a launcher over IPC (npm start): when the launcher dies, so does the service.
+      if (process.send) process.on('disconnect', () => shutdown('launcher exited'));
     },
     (error: Error) => {
       logger.fatal(`cannot start: ${error.message}`);

@@ -136,19 +136,25 @@ async function main(): Promise<void> {
   let stopping = false;
   let exitCode = 0;
 
+  /** Sends SIGTERM and waits for the exit, or SIGKILLs after the grace period. */
+  const stopChild = (child: ChildProcess | undefined) =>
+    new Promise<void>((resolve) => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+      const forced = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      child.once('exit', () => {
+        clearTimeout(forced);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+
   const stopAll = async (reason: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'stopping the stack');
-    const exits = [...children.values()].map(
-      (child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve()))),
-    );
-    for (const child of children.values()) child.kill('SIGTERM');
-    const forced = setTimeout(() => {
-      for (const child of children.values()) child.kill('SIGKILL');
-    }, STOP_GRACE_MS);
-    await Promise.all(exits);
-    clearTimeout(forced);
+    // The gateway first: its in-flight requests still get their replies while the writers run.
+    await stopChild(children.get('gateway'));
+    await Promise.all([stopChild(children.get('trip-writer')), stopChild(children.get('group-writer'))]);
     await stopBroker();
     logger.info('stack stopped');
     process.exit(exitCode);
@@ -159,7 +165,10 @@ async function main(): Promise<void> {
     const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable as keyof typeof config]) } : {};
     const child = spawn(process.execPath, [...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
       env: { ...env, ...metricsPort },
-      stdio: 'inherit',
+      // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops
+      // the services in order; the IPC channel tells a service when the launcher itself is gone.
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.set(service, child);
     child.once('exit', (code, signal) => {
