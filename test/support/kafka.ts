@@ -68,3 +68,11 @@ export async function closeKafka(): Promise<void> {
   await admin?.disconnect();
   admin = undefined;
 }
+
+/** The group's lag on a topic: messages written but not yet committed by the group. */
+export async function groupLag(groupId: string, topic: string): Promise<number> {
+  const client = await connectedAdmin();
+  const [ends, committed] = await Promise.all([client.fetchTopicOffsets(topic), client.fetchOffsets({ groupId, topics: [topic] })]);
+  const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Math.max(Number(p.offset), 0)]));
+  return ends.reduce((sum, p) => sum + Number(p.high) - (done.get(p.partition) ?? 0), 0);
+}

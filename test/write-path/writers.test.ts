@@ -1,5 +1,5 @@
 import { scrape } from '../support/scrape';
-import { closeKafka, produceRaw, readTopic } from '../support/kafka';
+import { closeKafka, groupLag, produceRaw, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
 
 let stack: Stack;
@@ -41,6 +41,19 @@ test('a message a writer cannot decode goes to the dead-letter topic with its re
 
   const after = await postJson(url, buildTrip({ imei: 'poison' }), auth);
   expect(after.status).toBe(200);
+});
+
+test('once posts stop, the writers commit what they stored: the group has no lag left', async () => {
+  const responses = await Promise.all(Array.from({ length: 50 }, () => postJson(url, buildTrip(), auth)));
+  expect(responses.every((res) => res.status === 200)).toBe(true);
+  const group = `${stack.prefix}.trip-writer`;
+  const topic = `${stack.prefix}.trip-locations`;
+  let lag = await groupLag(group, topic);
+  for (let waited = 0; lag > 0 && waited < 10_000; waited += 250) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    lag = await groupLag(group, topic);
+  }
+  expect(lag).toBe(0);
 });
 
 test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {

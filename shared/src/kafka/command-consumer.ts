@@ -3,7 +3,7 @@
 // resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
 // idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
 // the dead-letter topic with its reason instead of holding up its partition.
-import type { Batch, ConsumerRunConfig, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Batch, Consumer, ConsumerRunConfig, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { z } from 'zod';
 import { delay } from '../deadline';
 import { errorCodes } from '../errors';
@@ -162,17 +162,18 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     return outcomes;
   }
 
-  /** Per partition, the next offset after the last batch stored and replied to: what a final commit saves. */
-  const processed = new Map<number, string>();
+  /** Per partition, the next offset after the last batch stored and replied to, not yet committed. */
+  let uncommitted = new Map<number, string>();
+  /** The partitions assigned to this member at its last group join. */
+  let assigned = new Set<number>();
   let batchesInFlight = 0;
 
   const runConfig: ConsumerRunConfig = {
     eachBatchAutoResolve: false,
-    // Offsets are committed every COMMIT_INTERVAL_MS rather than after every batch (what kafkajs's
-    // autoCommit does): a commit per batch is a broker round trip in each partition's cycle. A crash
-    // redelivers at most that interval's commands, which the stores answer with the rows they have.
+    // Offsets are committed by a timer every COMMIT_INTERVAL_MS rather than after every batch (what
+    // kafkajs's autoCommit does): a commit per batch is a broker round trip in each partition's cycle.
+    // A crash redelivers at most that interval's commands, which the stores answer with their rows.
     autoCommit: false,
-    autoCommitInterval: COMMIT_INTERVAL_MS,
     partitionsConsumedConcurrently: options.concurrency ?? 2,
     eachBatch: async (payload) => {
       batchesInFlight += 1;
@@ -184,7 +185,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     },
   };
 
-  async function handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload) {
+  async function handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) {
     if (batch.messages.length === 0) return;
     const owned = () => isRunning() && !isStale();
     const context = () => batchContext(batch);
@@ -262,8 +263,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     options.metrics?.stored?.(stored.length - duplicates, duplicates);
     if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
     resolveOffset(batch.lastOffset());
-    processed.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
-    await commitOffsetsIfNecessary();
+    uncommitted.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
     // Per message, so a request id found in the gateway's log leads to the row it produced.
     if (logger.isLevelEnabled('debug')) {
       outcomes.forEach((result, index) => {
@@ -302,14 +302,36 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
       // Offsets of partitions this member no longer owns must not be committed later: they could
       // rewind what their new owner has committed.
       fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => {
-        const owned = new Set(payload.memberAssignment[options.topic] ?? []);
-        for (const partition of processed.keys()) if (!owned.has(partition)) processed.delete(partition);
+        assigned = new Set(payload.memberAssignment[options.topic] ?? []);
+        for (const partition of uncommitted.keys()) if (!assigned.has(partition)) uncommitted.delete(partition);
       });
       await fresh.connect();
       await fresh.subscribe({ topic: options.topic, fromBeginning: true });
       await fresh.run(runConfig);
     },
   });
+
+  /** Commits what has been stored since the last commit; what fails is tried again next time. */
+  async function commitStored(target: Consumer): Promise<void> {
+    if (uncommitted.size === 0) return;
+    const taken = [...uncommitted].filter(([partition]) => assigned.has(partition));
+    uncommitted = new Map();
+    if (taken.length === 0) return;
+    try {
+      await target.commitOffsets(taken.map(([partition, offset]) => ({ topic: options.topic, partition, offset })));
+    } catch (error) {
+      for (const [partition, offset] of taken) {
+        if (assigned.has(partition) && !uncommitted.has(partition)) uncommitted.set(partition, offset);
+      }
+      logger.warn({ err: (error as Error).message }, 'could not commit offsets; retrying at the next interval');
+    }
+  }
+  // Also while idle, so the group's lag (what KEDA scales writers on) falls to zero once work stops.
+  const committer = setInterval(() => {
+    const current = consumer.current();
+    if (current) void commitStored(current);
+  }, COMMIT_INTERVAL_MS);
+  committer.unref();
 
   return {
     async stop() {
@@ -319,12 +341,8 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
         current.pause([{ topic: options.topic }]);
         const deadline = Date.now() + STOP_DRAIN_MS;
         while (batchesInFlight > 0 && Date.now() < deadline) await delay(10);
-        const offsets = [...processed].map(([partition, offset]) => ({ topic: options.topic, partition, offset }));
-        if (offsets.length) {
-          await current.commitOffsets(offsets).catch((error: Error) => {
-            logger.warn({ err: error.message }, 'could not commit offsets on stop; the next member redelivers them');
-          });
-        }
+        clearInterval(committer);
+        await commitStored(current);
       });
       await producer.disconnect();
     },

@@ -22,6 +22,8 @@ export interface SupervisedConsumerOptions {
 }
 
 export interface SupervisedConsumer {
+  /** The consumer running now (a crashed one is replaced), if any. */
+  current(): Consumer | undefined;
   /** Stops the consumer; `beforeDisconnect` runs first, while it is still a member of its group. */
   stop(beforeDisconnect?: (consumer: Consumer) => Promise<void>): Promise<void>;
 }
@@ -86,6 +88,7 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
   const startCrash = await launch();
   if (startCrash) crashed(startCrash);
   return {
+    current: () => (stopped ? undefined : current),
     async stop(beforeDisconnect) {
       stopped = true;
       if (current && beforeDisconnect) await beforeDisconnect(current);
