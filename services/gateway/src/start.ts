@@ -173,8 +173,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       logger.info('gateway stopping: draining in-flight requests');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      // Keep-alive connections still busy are closed once their response is sent.
-      server.on('request', (_req, res) => res.setHeader('Connection', 'close'));
+      // Keep-alive connections still busy are closed once their response is sent. This listener runs
+      // after express's, which may already have answered (a synchronous route), and setting a header on
+      // a sent response throws.
+      server.on('request', (_req, res) => {
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+      });
       await waitAtMost(closed, config.REPLY_TIMEOUT_MS + 1000);
       server.closeAllConnections();
       await closeAll();
