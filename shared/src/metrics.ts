@@ -39,7 +39,7 @@ export function createWriterMetrics(registry: Registry): WriterMetrics {
   });
   const deadLettered = new Counter({
     name: 'fleet_writer_dead_lettered_total',
-    help: 'Messages that could not be decoded and were sent to the dead-letter topic',
+    help: 'Messages sent to the dead-letter topic: undecodable, or refused by the database',
     registers: [registry],
   });
   return {

@@ -335,13 +335,13 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
 
   return {
     async stop() {
+      clearInterval(committer);
       await consumer.stop(async (current) => {
         // No new batch starts; the one in progress is stored and replied to; then everything stored
         // is committed, so a successor in the group redelivers nothing.
         current.pause([{ topic: options.topic }]);
         const deadline = Date.now() + STOP_DRAIN_MS;
         while (batchesInFlight > 0 && Date.now() < deadline) await delay(10);
-        clearInterval(committer);
         await commitStored(current);
       });
       await producer.disconnect();
