@@ -1,3 +1,4 @@
+export * from './coalesce';
 export * from './config';
 export * from './deadline';
 export * from './errors';

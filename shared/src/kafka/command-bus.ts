@@ -5,11 +5,11 @@
 // instance reads the reply topic through a consumer group of its own, so each reply reaches the
 // instance that asked however many run; replies for other instances are skipped by correlation id.
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka, Message, Producer } from 'kafkajs';
+import type { Admin, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import { delay, withTimeout } from '../deadline';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import { commandReplySchema, type CommandReply } from '../schemas/reply.schema';
+import { commandReplySchema, type AddressedReply, type CommandReply } from '../schemas/reply.schema';
 import { producerConfig } from './client';
 import { superviseConsumer, type SupervisedConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
@@ -115,7 +115,7 @@ export class CommandBus {
           autoCommit: false,
           partitionsConsumedConcurrently: REPLY_PARTITIONS_AT_ONCE,
           eachBatch: async ({ batch }) => {
-            for (const message of batch.messages) this.onReply(message.headers, message.value);
+            for (const message of batch.messages) this.onReplyMessage(message);
           },
         });
       },
@@ -188,23 +188,37 @@ export class CommandBus {
     await Promise.allSettled([this.replyConsumer?.stop(), this.producer.disconnect(), this.admin.disconnect()]);
   }
 
-  private onReply(messageHeaders: Message['headers'], value: Buffer | null): void {
-    const correlationId = messageHeaders?.[headers.correlationId]?.toString();
-    if (!correlationId) return;
-    if (messageHeaders?.[PROBE_HEADER]) {
-      this.probes.get(correlationId)?.();
+  /** A reply message carries the replies to many commands, from any gateway; those not waited for here are skipped. */
+  private onReplyMessage(message: KafkaMessage): void {
+    if (message.headers?.[PROBE_HEADER]) {
+      const probeId = message.headers[headers.correlationId]?.toString();
+      if (probeId) this.probes.get(probeId)?.();
       return;
     }
-    const entry = this.pending.get(correlationId);
-    if (!entry || !value) return;
-    this.pending.delete(correlationId);
-    clearTimeout(entry.timer);
-    this.options.onReply?.((performance.now() - entry.startedAt) / 1000, 'replied');
+    if (!message.value) return;
+    let replies: unknown;
     try {
-      entry.resolve(commandReplySchema.parse(JSON.parse(value.toString())));
+      replies = JSON.parse(message.value.toString('utf8'));
     } catch (error) {
-      this.options.logger.error({ err: error, correlationId }, 'unreadable reply from a writer');
-      entry.reject(new AppError({ kind: 'internal', cause: error }));
+      this.options.logger.error({ err: (error as Error).message, offset: message.offset }, 'unreadable reply message');
+      return;
+    }
+    if (!Array.isArray(replies)) return;
+    for (const addressed of replies as Array<Partial<AddressedReply> | null>) {
+      const correlationId = addressed?.correlationId;
+      if (typeof correlationId !== 'string') continue;
+      const entry = this.pending.get(correlationId);
+      if (!entry) continue;
+      this.pending.delete(correlationId);
+      clearTimeout(entry.timer);
+      this.options.onReply?.((performance.now() - entry.startedAt) / 1000, 'replied');
+      const parsed = commandReplySchema.safeParse(addressed?.reply);
+      if (parsed.success) {
+        entry.resolve(parsed.data);
+      } else {
+        this.options.logger.error({ issues: parsed.error.issues, correlationId }, 'unreadable reply from a writer');
+        entry.reject(new AppError({ kind: 'internal', cause: parsed.error }));
+      }
     }
   }
 

@@ -1,14 +1,27 @@
 // The writers' side of the command protocol, shared by trip-writer and group-writer: consume a batch,
 // decode it with the shared schema, store the batch in one go, reply to each command, and only then
-// resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
+// resolve the offsets. The batches of one fetch (one per partition, handled concurrently) are stored
+// with one statement and replied to with one produce, each reply message carrying many replies. A crash anywhere before that point means redelivery, which the stores absorb
 // idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
 // the dead-letter topic with its reason instead of holding up its partition.
-import type { Batch, Consumer, ConsumerRunConfig, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type {
+  Batch,
+  Consumer,
+  ConsumerRunConfig,
+  EachBatchPayload,
+  IHeaders,
+  Kafka,
+  KafkaMessage,
+  Message,
+  Producer,
+  TopicMessages,
+} from 'kafkajs';
 import type { z } from 'zod';
+import { coalesce } from '../coalesce';
 import { delay } from '../deadline';
 import { errorCodes } from '../errors';
 import type { Logger } from '../logger';
-import type { CommandReply } from '../schemas/reply.schema';
+import { REPLIES_PER_MESSAGE, type AddressedReply, type CommandReply } from '../schemas/reply.schema';
 import { producerConfig } from './client';
 import { superviseConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
@@ -84,6 +97,33 @@ type Outcome = StoredCommand | { refused: string };
 
 const isRefused = (outcome: Outcome): outcome is { refused: string } => 'refused' in outcome;
 
+/** What a batch sends once it is stored: a reply to a gateway, or a message set aside as a dead letter. */
+type Outgoing = { replyTopic: string; reply: AddressedReply } | { deadLetter: Message };
+
+/** One message per reply topic (per REPLIES_PER_MESSAGE replies), and the dead letters as they are. */
+function outgoingMessages(outgoing: Outgoing[], deadLetterTopic: string): TopicMessages[] {
+  const replies = new Map<string, AddressedReply[]>();
+  const deadLetters: Message[] = [];
+  for (const item of outgoing) {
+    if ('deadLetter' in item) {
+      deadLetters.push(item.deadLetter);
+      continue;
+    }
+    const list = replies.get(item.replyTopic) ?? [];
+    list.push(item.reply);
+    replies.set(item.replyTopic, list);
+  }
+  const topicMessages: TopicMessages[] = [...replies].map(([topic, list]) => {
+    const messages: Message[] = [];
+    for (let start = 0; start < list.length; start += REPLIES_PER_MESSAGE) {
+      messages.push({ value: JSON.stringify(list.slice(start, start + REPLIES_PER_MESSAGE)) });
+    }
+    return { topic, messages };
+  });
+  if (deadLetters.length) topicMessages.push({ topic: deadLetterTopic, messages: deadLetters });
+  return topicMessages;
+}
+
 function decode<S extends z.ZodTypeAny>(
   schema: S,
   message: KafkaMessage,
@@ -139,14 +179,21 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     }
   }
 
+  /** The batches of one fetch are stored together, and their replies and dead letters sent together. */
+  const storeTogether = coalesce(options.store);
+  const sendTogether = coalesce(async (outgoing: Outgoing[]) => {
+    await producer.sendBatch({ acks: -1, topicMessages: outgoingMessages(outgoing, topics.deadLetter) });
+    return outgoing;
+  });
+
   /**
-   * Stores a batch. A command the database refuses fails its whole batch, and retrying that batch would
-   * hold up its partition forever; so once a batch is refused, its commands are stored one by one and
-   * only the refused ones are set aside for the dead-letter topic.
+   * Stores a batch. A command the database refuses fails the whole statement, and retrying it would hold
+   * up its partitions forever; so once a statement is refused, the batch's commands are stored one by one
+   * and only the refused ones are set aside for the dead-letter topic.
    */
   async function storeOrRefuse(commands: Array<DecodedCommand<z.output<S>>>): Promise<Outcome[]> {
     try {
-      return await options.store(commands);
+      return await storeTogether(commands);
     } catch (error) {
       if (!options.isRefusal?.(error)) throw error;
     }
@@ -190,7 +237,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     const owned = () => isRunning() && !isStale();
     const context = () => batchContext(batch);
     const decoded: Array<DecodedCommand<z.output<S>>> = [];
-    const deadLetters: Message[] = [];
+    const outgoing: Outgoing[] = [];
     const deadLetter = (message: KafkaMessage, reason: string) => {
       logger.warn(
         {
@@ -202,13 +249,15 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
         },
         'dead-lettering a message',
       );
-      deadLetters.push({
-        key: message.key,
-        value: message.value,
-        headers: {
-          ...message.headers,
-          [headers.deadLetterReason]: reason,
-          [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
+      outgoing.push({
+        deadLetter: {
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...message.headers,
+            [headers.deadLetterReason]: reason,
+            [headers.deadLetterSource]: `${batch.topic}/${batch.partition}/${message.offset}`,
+          },
         },
       });
     };
@@ -225,7 +274,6 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
     if (outcomes === undefined) return;
     const stored = outcomes.filter((outcome): outcome is StoredCommand => !isRefused(outcome));
 
-    const replies = new Map<string, Message[]>();
     outcomes.forEach((result, index) => {
       const { message } = decoded[index]!;
       if (isRefused(result)) deadLetter(message, result.refused);
@@ -241,27 +289,18 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(
             detail: 'a value of this request cannot be stored',
           }
         : { ok: true, ...result };
-      const list = replies.get(replyTopic) ?? [];
-      list.push({ key: message.key, value: JSON.stringify(reply), headers: { [headers.correlationId]: correlationId } });
-      replies.set(replyTopic, list);
+      outgoing.push({ replyTopic, reply: { correlationId, reply } });
     });
-    const topicMessages = [...replies].map(([topic, messages]) => ({ topic, messages }));
-    if (deadLetters.length) topicMessages.push({ topic: topics.deadLetter, messages: deadLetters });
 
-    if (topicMessages.length) {
-      const sent = await persistently(
-        'publishing replies',
-        () => producer.sendBatch({ acks: -1, topicMessages }),
-        owned,
-        heartbeat,
-        context,
-      );
+    if (outgoing.length) {
+      const sent = await persistently('publishing replies', () => sendTogether(outgoing), owned, heartbeat, context);
       if (sent === undefined) return;
     }
 
     const duplicates = stored.filter((result) => result.duplicate).length;
     options.metrics?.stored?.(stored.length - duplicates, duplicates);
-    if (deadLetters.length) options.metrics?.deadLettered?.(deadLetters.length);
+    const deadLettered = outgoing.filter((item) => 'deadLetter' in item).length;
+    if (deadLettered) options.metrics?.deadLettered?.(deadLettered);
     resolveOffset(batch.lastOffset());
     uncommitted.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
     // Per message, so a request id found in the gateway's log leads to the row it produced.

@@ -1,4 +1,6 @@
-// What a writer sends back to the gateway for each command, on the reply topic.
+// What a writer sends back to the gateway, on the reply topic. The replies to every command a writer
+// stored together travel in one message, so a busy writer pays one produce, and the gateway one decode,
+// per batch rather than per command.
 import { z } from 'zod';
 
 export const commandReplySchema = z.discriminatedUnion('ok', [
@@ -18,3 +20,12 @@ export const commandReplySchema = z.discriminatedUnion('ok', [
 ]);
 
 export type CommandReply = z.infer<typeof commandReplySchema>;
+
+/** One element of a reply message: the reply to the command published with this correlation id. */
+export interface AddressedReply {
+  correlationId: string;
+  reply: CommandReply;
+}
+
+/** The most replies one message carries, so a message stays far below Kafka's 1 MB default limit. */
+export const REPLIES_PER_MESSAGE = 1000;
