@@ -2,6 +2,7 @@
 // body-parser failures and unknown routes; anything unexpected is logged and answered with a bare 500.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type Logger } from '@fleet/shared';
+import { sendJson } from './send-json';
 
 interface BodyParserError {
   type?: string;
@@ -37,7 +38,7 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
 
 export function sendError(res: Parameters<RequestHandler>[1], error: AppError): void {
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-  res.status(error.httpStatus).json(error.toJSON());
+  sendJson(res, error.httpStatus, error);
 }
 
 export const notFound: RequestHandler = (_req, res) => {
