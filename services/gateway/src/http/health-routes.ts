@@ -1,5 +1,5 @@
 // Liveness and readiness. /readyz is 200 only when every dependency a request needs answers.
-import { Router } from 'express';
+import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { CommandBus } from '@fleet/shared';
@@ -20,8 +20,7 @@ async function check(probe: () => Promise<unknown>): Promise<'up' | 'down'> {
   }
 }
 
-export function healthRoutes(deps: HealthDeps): Router {
-  const router = Router();
+export function addHealthRoutes(router: Express, deps: HealthDeps): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'alive' });
   });
@@ -34,5 +33,4 @@ export function healthRoutes(deps: HealthDeps): Router {
     const ready = !deps.isStopping() && Object.values(checks).every((state) => state === 'up');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  return router;
 }

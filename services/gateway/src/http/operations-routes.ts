@@ -1,7 +1,7 @@
 // What operators and integrators read: Prometheus metrics, the OpenAPI document, and the docs page,
 // which is Swagger UI served from the swagger-ui-dist package (no CDN, so it works air-gapped).
 import path from 'node:path';
-import { Router, type RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import { openApiDocument } from './openapi';
 
@@ -27,8 +27,7 @@ const DOCS_PAGE = `<!DOCTYPE html>
 // A file rather than an inline script, so the page works under a Content-Security-Policy without 'unsafe-inline'.
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
 
-export function operationsRoutes(registry: Registry): Router {
-  const router = Router();
+export function addOperationsRoutes(router: Express, registry: Registry): void {
   const documentJson = JSON.stringify(openApiDocument());
 
   router.get('/metrics', async (_req, res) => {
@@ -51,5 +50,4 @@ export function operationsRoutes(registry: Registry): Router {
     res.sendFile(path.join(SWAGGER_UI_DIR, name), { maxAge: '1h' });
   };
   router.get('/docs/:asset', asset);
-  return router;
 }
