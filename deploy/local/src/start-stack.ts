@@ -27,6 +27,8 @@ const metricsPortVariable: Record<string, string> = {
   'group-writer': 'GROUP_WRITER_METRICS_PORT',
 };
 const STOP_GRACE_MS = 8000;
+/** As in the image (deploy/docker/Dockerfile): a young generation large enough for a request's garbage. */
+const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
 
 const launcherEnv = z.object({
   DATABASE_URL: postgresUrl,
@@ -163,7 +165,7 @@ async function main(): Promise<void> {
   for (const service of services) {
     const metricsVariable = metricsPortVariable[service];
     const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable as keyof typeof config]) } : {};
-    const child = spawn(process.execPath, [...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
       env: { ...env, ...metricsPort },
       // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops
       // the services in order; the IPC channel tells a service when the launcher itself is gone.
