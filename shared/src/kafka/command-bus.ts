@@ -51,7 +51,6 @@ export interface CommandRequest {
 interface Pending {
   resolve: (reply: CommandReply) => void;
   reject: (error: AppError) => void;
-  timer: NodeJS.Timeout;
   /** performance.now() when request() was called. */
   startedAt: number;
 }
@@ -63,6 +62,11 @@ interface Queued {
 }
 
 const PROBE_HEADER = 'reply-probe';
+
+/** How often overdue requests are looked for: a timeout is answered at most 5% (and 100 ms) late. */
+function expiryCheckInterval(replyTimeoutMs: number): number {
+  return Math.min(100, Math.max(5, Math.floor(replyTimeoutMs / 20)));
+}
 /** Reply batches cost microseconds to handle; processing partitions one by one only adds waiting. */
 const REPLY_PARTITIONS_AT_ONCE = 16;
 
@@ -72,7 +76,13 @@ export class CommandBus {
   /** True while a crashed reply consumer is being replaced: no reply could arrive. */
   private repliesDown = false;
   private readonly admin: Admin;
+  /**
+   * Requests waiting for their reply, oldest first: every request waits the same replyTimeoutMs, so the
+   * order of insertion is the order of expiry, and one sweep finds the expired ones at the head instead of
+   * a timer being set and cleared for every request.
+   */
   private readonly pending = new Map<string, Pending>();
+  private expiryTimer: NodeJS.Timeout | undefined;
   private queue: Queued[] = [];
   private flushing = false;
   private brokerDownSince: number | undefined;
@@ -149,18 +159,8 @@ export class CommandBus {
     const correlationId = randomUUID();
     const startedAt = performance.now();
     return new Promise<CommandReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(correlationId);
-        this.options.onReply?.((performance.now() - startedAt) / 1000, 'timeout');
-        reject(
-          new AppError({
-            kind: 'replyTimeout',
-            detail: `no reply within ${this.options.replyTimeoutMs} ms; retrying is safe`,
-            retryAfterSeconds: 1,
-          }),
-        );
-      }, this.options.replyTimeoutMs);
-      this.pending.set(correlationId, { resolve, reject, timer, startedAt });
+      this.pending.set(correlationId, { resolve, reject, startedAt });
+      this.expiryTimer ??= setInterval(() => this.expireRequests(), expiryCheckInterval(this.options.replyTimeoutMs));
       this.queue.push({
         topic: command.topic,
         correlationId,
@@ -210,7 +210,6 @@ export class CommandBus {
       const entry = this.pending.get(correlationId);
       if (!entry) continue;
       this.pending.delete(correlationId);
-      clearTimeout(entry.timer);
       this.options.onReply?.((performance.now() - entry.startedAt) / 1000, 'replied');
       const parsed = commandReplySchema.safeParse(addressed?.reply);
       if (parsed.success) {
@@ -219,6 +218,28 @@ export class CommandBus {
         this.options.logger.error({ issues: parsed.error.issues, correlationId }, 'unreadable reply from a writer');
         entry.reject(new AppError({ kind: 'internal', cause: parsed.error }));
       }
+    }
+  }
+
+  /** Answers 503 to the requests whose reply is overdue; stops checking once none is waiting. */
+  private expireRequests(): void {
+    const now = performance.now();
+    for (const [correlationId, entry] of this.pending) {
+      const waited = now - entry.startedAt;
+      if (waited < this.options.replyTimeoutMs) break;
+      this.pending.delete(correlationId);
+      this.options.onReply?.(waited / 1000, 'timeout');
+      entry.reject(
+        new AppError({
+          kind: 'replyTimeout',
+          detail: `no reply within ${this.options.replyTimeoutMs} ms; retrying is safe`,
+          retryAfterSeconds: 1,
+        }),
+      );
+    }
+    if (this.pending.size === 0) {
+      clearInterval(this.expiryTimer);
+      this.expiryTimer = undefined;
     }
   }
 
@@ -273,7 +294,6 @@ export class CommandBus {
         const entry = this.pending.get(correlationId);
         if (!entry) continue;
         this.pending.delete(correlationId);
-        clearTimeout(entry.timer);
         entry.reject(
           new AppError({
             kind: 'brokerUnavailable',
