@@ -37,6 +37,17 @@ test('every scenario runs against the started stack and is answered without erro
   expect(report.scenarios[0]!.ratio).toBe(1);
 });
 
+test('each scenario is a ratio to the hello-world run measured right before it, and hello-world is their mean', () => {
+  const [hello, ...rest] = report.scenarios;
+  for (const scenario of rest) {
+    expect(scenario.baseline.requestsPerSecond).toBeGreaterThan(0);
+    expect(scenario.ratio).toBeCloseTo(scenario.requestsPerSecond / scenario.baseline.requestsPerSecond, 10);
+  }
+  const mean = rest.reduce((sum, scenario) => sum + scenario.baseline.requestsPerSecond, 0) / rest.length;
+  expect(hello!.requestsPerSecond).toBeCloseTo(mean, 10);
+  expect(markdownTable(report)).toContain(`| ${rest[0]!.name} | ${Math.round(rest[0]!.requestsPerSecond)} | ${Math.round(rest[0]!.baseline.requestsPerSecond)} |`);
+});
+
 test('the peak memory of every service is read, and every target is reported', () => {
   expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
   for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
