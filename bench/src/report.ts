@@ -5,7 +5,7 @@ import type { BenchReport } from './run-bench';
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 export function markdownTable(report: BenchReport): string {
-  const runs = report.scenarios.length - 1;
+  const runs = report.helloWorldRuns.length;
   const rows = report.scenarios.map((s, index) => {
     const beside = index === 0 ? `mean of ${runs} runs` : `${Math.round(s.baseline.requestsPerSecond)}`;
     return `| ${s.name} | ${Math.round(s.requestsPerSecond)} | ${beside} | ${round(s.ratio)} | ${s.p50Ms} | ${s.p99Ms} | ${s.errors} |`;
@@ -18,9 +18,11 @@ export function markdownTable(report: BenchReport): string {
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
     '',
-    '| scenario | req/s | hello-world run before it, req/s | ratio to that run | p50 ms | p99 ms | errors |',
+    '| scenario | req/s | hello-world around it, req/s | ratio to it | p50 ms | p99 ms | errors |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
+    '',
+    `Hello-world runs, req/s, in order: ${report.helloWorldRuns.map((run) => Math.round(run)).join(', ')}`,
     '',
     `Peak RSS: ${rss}`,
     '',

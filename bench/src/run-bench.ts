@@ -2,7 +2,8 @@
 // drives each with autocannon at a fixed concurrency, and reports every rate as a ratio to a bare
 // express hello-world measured in the same run, so figures compare across machines. A shared host's
 // speed drifts within a run (hello-world alone moved from 4,200 to 5,600 req/s between runs minutes
-// apart), so hello-world is measured again right before each scenario and each ratio is to that run.
+// apart), so hello-world is measured before and after each scenario, and each ratio is to the mean of
+// the two runs around it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -34,7 +35,7 @@ export interface ScenarioResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-  /** The hello-world run measured right before this scenario (for hello-world itself: the mean of those runs). */
+  /** The mean of the hello-world runs just before and just after this scenario (for hello-world: of all its runs). */
   baseline: { requestsPerSecond: number; p99Ms: number };
   ratio: number;
 }
@@ -51,6 +52,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   settings: { connections: number; durationSeconds: number; warmupSeconds: number };
   scenarios: ScenarioResult[];
+  /** Requests per second of each hello-world run, in order: one before the first scenario and one after each. */
+  helloWorldRuns: number[];
   peakRssMiB: Record<string, number | null>;
   targets: Target[];
 }
@@ -279,17 +282,20 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
     ];
 
-    const helloRuns: Measured[] = [];
+    // The hello-world server stays warm between its runs; only its first run needs the warm-up.
+    const measureHello = (first: boolean) =>
+      measure('hello-world (baseline)', hello.url, { method: 'GET', path: '/' }, { ...options, warmupSeconds: first ? options.warmupSeconds : 0 });
+    const helloRuns: Measured[] = [await measureHello(true)];
     const measured: ScenarioResult[] = [];
     for (const { name, url, request } of scenarioLoads) {
-      // The hello-world server stays warm between its runs; only its first run needs the warm-up.
-      const helloRun = await measure('hello-world (baseline)', hello.url, { method: 'GET', path: '/' }, {
-        ...options,
-        warmupSeconds: helloRuns.length === 0 ? options.warmupSeconds : 0,
-      });
-      helloRuns.push(helloRun);
       const result = await measure(name, url, request, options);
-      const baseline = { requestsPerSecond: helloRun.requestsPerSecond, p99Ms: helloRun.p99Ms };
+      const before = helloRuns.at(-1)!;
+      const after = await measureHello(false);
+      helloRuns.push(after);
+      const baseline = {
+        requestsPerSecond: (before.requestsPerSecond + after.requestsPerSecond) / 2,
+        p99Ms: (before.p99Ms + after.p99Ms) / 2,
+      };
       measured.push({ ...result, baseline, ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond) });
     }
     const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
@@ -342,6 +348,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
       settings: { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds },
       scenarios,
+      helloWorldRuns: helloRuns.map((run) => run.requestsPerSecond),
       peakRssMiB: peakRss,
       targets,
     };
