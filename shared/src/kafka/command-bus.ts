@@ -67,6 +67,7 @@ const PROBE_HEADER = 'reply-probe';
 function expiryCheckInterval(replyTimeoutMs: number): number {
   return Math.min(100, Math.max(5, Math.floor(replyTimeoutMs / 20)));
 }
+
 /** Reply batches cost microseconds to handle; processing partitions one by one only adds waiting. */
 const REPLY_PARTITIONS_AT_ONCE = 16;
 
