@@ -1,9 +1,10 @@
 // The writers' side of the command protocol, shared by trip-writer and group-writer: consume a batch,
 // decode it with the shared schema, store the batch in one go, reply to each command, and only then
-// resolve the offsets. The batches of one fetch (one per partition, handled concurrently) are stored
-// with one statement and replied to with one produce, each reply message carrying many replies. A crash anywhere before that point means redelivery, which the stores absorb
+// resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
 // idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
-// the dead-letter topic with its reason instead of holding up its partition.
+// the dead-letter topic with its reason instead of holding up its partition. The batches of one fetch
+// (one per partition, handled concurrently) are stored with one statement and replied to with one
+// produce, each reply message carrying many replies.
 import type {
   Batch,
   Consumer,
