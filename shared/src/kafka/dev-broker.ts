@@ -22,16 +22,14 @@ export interface DevBrokerOptions {
 
 /**
  * Client settings the mock cluster needs, where it differs from Kafka:
- * - it holds every empty fetch for the full wait instead of answering when data arrives, so a long
- *   wait would add itself to every hop of a request;
- * - a fetch returns one record batch per partition however many wait, so the gateway lingers longer
- *   to put more commands in each batch;
+ * - it holds every empty fetch for the full wait instead of answering when data arrives, so the wait
+ *   adds itself to every hop of a request: 3 ms, against 5 ms before, took trip creates from ~2,300 to
+ *   ~3,300 a second at 64 connections with the gateway's linger at its production default of 5 ms;
  * - it keeps a member that left its group until the member's session expires, so a short session
  *   keeps rebalances (a writer restarting, a second writer joining) from stalling for 30 s.
  */
 export const devBrokerClientEnv = {
-  KAFKA_FETCH_MAX_WAIT_MS: '5',
-  KAFKA_LINGER_MS: '10',
+  KAFKA_FETCH_MAX_WAIT_MS: '3',
   KAFKA_SESSION_TIMEOUT_MS: '6000',
 } as const;
 
