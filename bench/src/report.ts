@@ -13,7 +13,7 @@ export function markdownTable(report: BenchReport): string {
   const rss = Object.entries(report.peakRssMiB)
     .map(([name, mib]) => `${name} ${mib ?? 'n/a'} MiB`)
     .join(', ');
-  const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
+  const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
