@@ -1,10 +1,12 @@
 // `npm run dev-token [subject] [lifetime]`: prints an HS256 token for the local stack, signed with
 // JWT_SECRET or the development secret in .dev/jwt-secret.
+import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { devCredential } from './dev-secret';
 
 async function main(): Promise<void> {
-  const [subject = 'dev-device', lifetime = '24h'] = process.argv.slice(2);
+  const { positionals } = parseArgs({ options: {}, allowPositionals: true, strict: true });
+  const [subject = 'dev-device', lifetime = '24h'] = positionals;
   const secret = process.env.JWT_SECRET || devCredential('jwt-secret').value;
   const token = await new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -15,4 +17,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${token}\n`);
 }
 
-void main();
+main().catch((error: Error) => {
+  process.stderr.write(`${error.message}\nusage: npm run dev-token [subject] [lifetime]\n`);
+  process.exitCode = 2;
+});

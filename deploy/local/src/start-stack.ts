@@ -1,44 +1,57 @@
-// `npm start`: the whole stack on one machine, as in production: migrations, then the gateway, the
-// trip-writer and the group-writer as three processes. Without KAFKA_BROKERS it starts an in-memory
-// development broker. Ctrl-C (or SIGTERM) stops every process it started, broker included.
+// `npm start`: the whole stack on one machine, as in production: a broker (Apache Kafka, unless
+// KAFKA_BROKERS names one), the topics, the migrations, then the gateway, the trip-writer and the
+// group-writer as three supervised processes: one that crashes is started again with a growing pause,
+// as compose's `restart: unless-stopped` and Kubernetes do, while the others keep serving. Ctrl-C (or
+// SIGTERM) stops every process it started, broker included.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  commandStopDeadlineMs,
   ConfigError,
+  createKafka,
+  DEFAULT_STOP_DEADLINE_MS,
   createLogger,
-  devBrokerClientEnv,
-  KCAT_INSTALL_HINT,
-  kcatAvailable,
+  ensureTopics,
+  KILL_MARGIN_MS,
   loadConfig,
   logLevel,
   migrate,
+  positiveInt,
   postgresUrl,
   redactUrl,
-  startDevBroker,
-  type DevBroker,
+  topicPrefix,
 } from '@fleet/shared';
 import { z } from 'zod';
+import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
 import { devCredential, repoRoot } from './dev-secret';
+import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
 
 const services = ['gateway', 'trip-writer', 'group-writer'] as const;
+type Service = (typeof services)[number];
 /** Each writer serves its metrics on a port of its own; the gateway serves them on PORT. */
-const metricsPortVariable: Record<string, string> = {
+const metricsPortVariable: Partial<Record<Service, 'TRIP_WRITER_METRICS_PORT' | 'GROUP_WRITER_METRICS_PORT'>> = {
   'trip-writer': 'TRIP_WRITER_METRICS_PORT',
   'group-writer': 'GROUP_WRITER_METRICS_PORT',
 };
-const STOP_GRACE_MS = 8000;
 /** As in the image (deploy/docker/Dockerfile): a young generation large enough for a request's garbage. */
 const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
+const FIRST_RESTART_DELAY_MS = 1000;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** A service that ran this long before crashing starts again after the shortest pause. */
+const HEALTHY_RUN_MS = 60_000;
 
 const launcherEnv = z.object({
   DATABASE_URL: postgresUrl,
   LOG_LEVEL: logLevel,
   KAFKA_BROKERS: z.string().optional(),
+  KAFKA_PORT: z.coerce.number().int().min(1).max(65534).default(9092),
+  KAFKA_TOPIC_PREFIX: topicPrefix,
   PORT: z.coerce.number().int().default(8080),
   TRIP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9464),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9465),
-  /** Brokers in the development mock cluster; each one is polled by every consumer. */
-  DEV_KAFKA_BROKER_COUNT: z.coerce.number().int().min(1).max(5).default(1),
+  /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
+  REPLY_TIMEOUT_MS: positiveInt(10_000),
   /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
   STACK_NODE_ARGS: z
     .string()
@@ -49,9 +62,53 @@ const launcherEnv = z.object({
 
 const logger = createLogger('stack');
 
-async function waitForReady(port: number, children: Map<string, ChildProcess>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && children.size === services.length) {
+interface Broker {
+  brokers: string[];
+  /** Client settings the broker needs besides the defaults (the mock's). */
+  clientEnv: Record<string, string>;
+  provision: boolean;
+  stop(): Promise<void>;
+}
+
+/** KAFKA_BROKERS when set; else the development Apache Kafka (as `npm run kafka:up`); else the mock. */
+async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broker> {
+  if (config.KAFKA_BROKERS) {
+    logger.info({ brokers: config.KAFKA_BROKERS }, 'broker: the Kafka at KAFKA_BROKERS');
+    return { brokers: config.KAFKA_BROKERS.split(','), clientEnv: {}, provision: true, stop: async () => undefined };
+  }
+  if (javaToolsPresent()) {
+    const kafka = await startLocalKafka({ dataDir: defaultDataDir, port: config.KAFKA_PORT });
+    logger.info(
+      { brokers: kafka.brokers, pid: kafka.pid, data: path.relative(repoRoot, defaultDataDir) },
+      `broker: Apache Kafka ${kafka.version}, ${kafka.startedHere ? 'started' : 'already running'} on this machine`,
+    );
+    // A broker that was already running (npm run kafka:up) is left running.
+    return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop: () => (kafka.startedHere ? kafka.stop() : Promise.resolve()) };
+  }
+  if (!kcatAvailable()) throw new ConfigError(`${JAVA_TOOLS_HINT}. ${KCAT_INSTALL_HINT}`);
+  const mock = await startMockKafka({ brokerCount: 1 });
+  logger.warn(
+    { brokers: mock.brokers },
+    `broker: librdkafka's mock cluster (kcat ${mock.version}), because Java and Maven are missing. It keeps nothing on disk ` +
+      'and differs from Kafka; install Java 17+ and Maven for Apache Kafka, or set KAFKA_BROKERS.',
+  );
+  return { brokers: mock.brokers, clientEnv: { ...mockKafkaClientEnv }, provision: false, stop: () => mock.stop() };
+}
+
+async function provisionTopics(brokers: string[], prefix: string): Promise<void> {
+  const admin = createKafka({ brokers, clientId: 'fleet-stack', logger }).admin();
+  await admin.connect();
+  try {
+    const topics = await ensureTopics(admin, { prefix, replicationFactor: 1 });
+    logger.info({ topics: topics.map((topic) => `${topic.topic}:${topic.partitions}`) }, 'topics ready');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function waitForReady(port: number, isStopping: () => boolean): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline && !isStopping()) {
     try {
       const response = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (response.ok) {
@@ -61,7 +118,7 @@ async function waitForReady(port: number, children: Map<string, ChildProcess>): 
     } catch {
       // not listening yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   }
 }
 
@@ -78,30 +135,12 @@ function runOnce(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<
 }
 
 async function main(): Promise<void> {
-  let config: z.output<typeof launcherEnv>;
-  try {
-    config = loadConfig(launcherEnv);
-  } catch (error) {
-    logger.fatal((error as ConfigError).message);
-    process.exit(1);
-  }
+  const config = loadConfig(launcherEnv);
   const env: NodeJS.ProcessEnv = { ...process.env };
 
-  let broker: DevBroker | undefined;
-  if (!config.KAFKA_BROKERS) {
-    if (!kcatAvailable()) {
-      logger.fatal(KCAT_INSTALL_HINT);
-      process.exit(1);
-    }
-    broker = await startDevBroker({ brokerCount: config.DEV_KAFKA_BROKER_COUNT });
-    env.KAFKA_BROKERS = broker.brokers.join(',');
-    for (const [name, value] of Object.entries(devBrokerClientEnv)) env[name] ??= value;
-    logger.warn(
-      { brokers: broker.brokers },
-      'KAFKA_BROKERS is unset: started an in-memory DEVELOPMENT broker (librdkafka mock cluster via kcat). ' +
-        'It keeps nothing on disk and everything in it is lost when the stack stops. Set KAFKA_BROKERS for a real Kafka.',
-    );
-  }
+  const broker = await chooseBroker(config);
+  env.KAFKA_BROKERS = broker.brokers.join(',');
+  for (const [name, value] of Object.entries(broker.clientEnv)) env[name] ??= value;
 
   const development = config.NODE_ENV !== 'production';
   if (development && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY && !env.JWKS_URL) {
@@ -118,31 +157,48 @@ async function main(): Promise<void> {
     logger.warn(`no API_KEYS configured: category reads accept the development key stored in ${key.file}`);
   }
 
-  const stopBroker = () => broker?.stop();
+  try {
+    if (broker.provision) await provisionTopics(broker.brokers, config.KAFKA_TOPIC_PREFIX);
+  } catch (error) {
+    logger.fatal(`cannot provision the topics on ${broker.brokers.join(',')}: ${(error as Error).message}`);
+    await broker.stop();
+    process.exit(1);
+  }
   try {
     await migrate(config.DATABASE_URL, createLogger('migrate', config.LOG_LEVEL));
   } catch (error) {
     logger.fatal(`migrations failed on ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`);
-    await stopBroker();
+    await broker.stop();
     process.exit(1);
   }
 
   if (development) {
     // Example categories, so a category read answers on a fresh machine; production data comes from
     // `npm run categories -- import`, never from migrations.
-    const seeded = await runOnce('categories', ['services/gateway/dist/cli/categories.js', 'import', 'deploy/local/seed/categories.json'], env);
+    const seeded = await runOnce(
+      'categories',
+      ['services/gateway/dist/cli/categories.js', 'import', 'deploy/local/seed/categories.json'],
+      env,
+    );
     if (!seeded) logger.warn('could not import the example categories; the stack starts without them');
   }
 
-  const children = new Map<string, ChildProcess>();
+  const children = new Map<Service, ChildProcess>();
   let stopping = false;
-  let exitCode = 0;
+  // Each service stops by its own deadline (the gateway's drains for REPLY_TIMEOUT_MS + 1 s); SIGKILL is
+  // only for one that failed to.
+  const stopGraceMs: Record<Service, number> = {
+    gateway: commandStopDeadlineMs(config.REPLY_TIMEOUT_MS) + KILL_MARGIN_MS,
+    'trip-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
+    'group-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
+  };
 
-  /** Sends SIGTERM and waits for the exit, or SIGKILLs after the grace period. */
-  const stopChild = (child: ChildProcess | undefined) =>
+  /** Sends SIGTERM and waits for the exit, or SIGKILLs after the service's grace period. */
+  const stopChild = (service: Service) =>
     new Promise<void>((resolve) => {
+      const child = children.get(service);
       if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
-      const forced = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      const forced = setTimeout(() => child.kill('SIGKILL'), stopGraceMs[service]);
       child.once('exit', () => {
         clearTimeout(forced);
         resolve();
@@ -155,36 +211,48 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ reason }, 'stopping the stack');
     // The gateway first: its in-flight requests still get their replies while the writers run.
-    await stopChild(children.get('gateway'));
-    await Promise.all([stopChild(children.get('trip-writer')), stopChild(children.get('group-writer'))]);
-    await stopBroker();
+    await stopChild('gateway');
+    await Promise.all([stopChild('trip-writer'), stopChild('group-writer')]);
+    await broker.stop();
     logger.info('stack stopped');
-    process.exit(exitCode);
+    process.exit(0);
   };
 
-  for (const service of services) {
+  const launch = (service: Service, crashes: number) => {
     const metricsVariable = metricsPortVariable[service];
-    const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable as keyof typeof config]) } : {};
-    const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')], {
-      env: { ...env, ...metricsPort },
-      // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops
-      // the services in order; the IPC channel tells a service when the launcher itself is gone.
-      detached: true,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable]) } : {};
+    const startedAt = Date.now();
+    const child = spawn(
+      process.execPath,
+      [...SERVICE_NODE_ARGS, ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')],
+      {
+        env: { ...env, ...metricsPort },
+        // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops
+        // the services in order; the IPC channel tells a service when the launcher itself is gone.
+        detached: true,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
     children.set(service, child);
     child.once('exit', (code, signal) => {
       children.delete(service);
-      if (!stopping) {
-        logger.error({ code, signal }, `${service} exited unexpectedly; stopping the stack`);
-        exitCode = 1;
-        void stopAll(`${service} exited`);
-      }
+      if (stopping) return;
+      const recent = Date.now() - startedAt < HEALTHY_RUN_MS ? crashes + 1 : 1;
+      const pauseMs = Math.min(FIRST_RESTART_DELAY_MS * 2 ** (recent - 1), MAX_RESTART_DELAY_MS);
+      logger.error({ service, code, signal, restartInMs: pauseMs, crashes: recent }, `${service} exited unexpectedly; starting it again`);
+      setTimeout(() => {
+        if (!stopping) launch(service, recent);
+      }, pauseMs);
     });
-  }
+  };
+
+  for (const service of services) launch(service, 0);
   process.on('SIGINT', () => void stopAll('SIGINT'));
   process.on('SIGTERM', () => void stopAll('SIGTERM'));
-  await waitForReady(config.PORT, children);
+  await waitForReady(config.PORT, () => stopping);
 }
 
-void main();
+main().catch((error: Error) => {
+  logger.fatal(error instanceof ConfigError ? error.message : `cannot start the stack: ${error.message}`);
+  process.exit(1);
+});

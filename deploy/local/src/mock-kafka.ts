@@ -1,20 +1,22 @@
-// A Kafka-protocol broker for development and tests: librdkafka's in-memory mock cluster, served by
-// Debian's kcat. It keeps nothing on disk and its ports change on every start. Production runs Apache
-// Kafka; nothing outside this file knows the difference.
+// The fallback broker for a machine without Java: librdkafka's in-memory mock cluster, served by Debian's
+// kcat. It keeps nothing on disk and its ports change on every start. Everything else runs on Apache
+// Kafka (apache-kafka.ts); what the mock needs differently is client configuration, listed below.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { waitAtMost } from '../deadline';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface DevBroker {
+export interface MockKafka {
   brokers: string[];
   /** The kcat process id, for fault injection (SIGSTOP/SIGCONT). */
   pid: number;
+  /** kcat's version, which names the librdkafka that serves the mock. */
+  version: string;
   pause(): void;
   resume(): void;
   stop(): Promise<void>;
 }
 
-export interface DevBrokerOptions {
+export interface MockKafkaOptions {
   brokerCount?: number;
   /** Extra latency per broker round trip, to simulate a slow broker. */
   rttMs?: number;
@@ -23,14 +25,15 @@ export interface DevBrokerOptions {
 /**
  * Client settings the mock cluster needs, where it differs from Kafka:
  * - it holds every empty fetch for the full wait instead of answering when data arrives, so the wait
- *   adds itself to every hop of a request: 3 ms, against 5 ms before, took trip creates from ~2,300 to
- *   ~3,300 a second at 64 connections with the gateway's linger at its production default of 5 ms;
+ *   adds itself to every hop of a request;
  * - it keeps a member that left its group until the member's session expires, so a short session
- *   keeps rebalances (a writer restarting, a second writer joining) from stalling for 30 s.
+ *   keeps rebalances (a writer restarting, a second writer joining) from stalling for 30 s;
+ * - it cannot create topics on request, only on a client's first use.
  */
-export const devBrokerClientEnv = {
+export const mockKafkaClientEnv = {
   KAFKA_FETCH_MAX_WAIT_MS: '3',
   KAFKA_SESSION_TIMEOUT_MS: '6000',
+  KAFKA_AUTO_CREATE_TOPICS: 'true',
 } as const;
 
 export const KCAT_INSTALL_HINT =
@@ -40,7 +43,7 @@ export function kcatAvailable(): boolean {
   return spawnSync('kcat', ['-V'], { stdio: 'ignore' }).status === 0;
 }
 
-export async function startDevBroker(options: DevBrokerOptions = {}): Promise<DevBroker> {
+export async function startMockKafka(options: MockKafkaOptions = {}): Promise<MockKafka> {
   if (!kcatAvailable()) throw new Error(KCAT_INSTALL_HINT);
   const args = ['-X', `test.mock.num.brokers=${options.brokerCount ?? 3}`, '-X', 'debug=mock'];
   if (options.rttMs) args.push('-X', `test.mock.broker.rtt=${options.rttMs}`);
@@ -48,7 +51,8 @@ export async function startDevBroker(options: DevBrokerOptions = {}): Promise<De
 
   // A small shell guard ends kcat when its stdin closes, so the broker dies with its parent even
   // when the parent is killed with SIGKILL and cannot clean up.
-  const guard = 'kcat "$@" 2>&1 >/dev/null & k=$!; echo "kcat-pid=$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
+  const guard =
+    'kcat "$@" 2>&1 >/dev/null & k=$!; echo "kcat-pid=$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
   // Detached into its own process group, so a Ctrl-C in the terminal reaches the services first and the
   // broker outlives them until they have disconnected cleanly.
   const child: ChildProcess = spawn('bash', ['-c', guard, 'kcat', ...args], {
@@ -74,15 +78,17 @@ export async function startDevBroker(options: DevBrokerOptions = {}): Promise<De
   });
 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const version = /kcat - .*?version (\S+)/.exec(spawnSync('kcat', ['-V'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? 'unknown';
   return {
     brokers,
     pid,
+    version,
     pause: () => process.kill(pid, 'SIGSTOP'),
     resume: () => process.kill(pid, 'SIGCONT'),
     async stop() {
       if (child.exitCode !== null) return;
       child.stdin?.end();
-      await waitAtMost(exited, 3000);
+      await Promise.race([exited, sleep(3000, undefined, { ref: false })]);
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };

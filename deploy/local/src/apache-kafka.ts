@@ -1,0 +1,286 @@
+// A real Apache Kafka on this machine, for development, tests and the benchmark: the broker's jars are
+// resolved from Maven Central with Maven into a git-ignored cache and run as one KRaft node (broker and
+// controller in one JVM) with a small heap. Its data stays in the directory it is given, so starting it
+// again on that directory is a real recovery. The one place the Kafka version is pinned.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import { repoRoot } from './dev-secret';
+
+/** Equal to the apache/kafka image of docker-compose.yml and the Kubernetes files (a test checks it). */
+export const KAFKA_VERSION = '3.9.0';
+
+export const JAVA_TOOLS_HINT =
+  'Apache Kafka needs Java 17+ and Maven: sudo apt-get install -y openjdk-17-jre-headless maven  (or set KAFKA_BROKERS to a running Kafka)';
+
+/** The development broker's home for `npm start` and `npm run kafka:up`. */
+export const defaultDataDir = path.join(repoRoot, '.dev', 'kafka');
+
+const KAFKA_DIR = path.join(repoRoot, 'deploy', 'local', 'kafka');
+const HEAP = ['-Xmx512m', '-Xms128m'];
+const READY_TIMEOUT_MS = 120_000;
+const STOP_GRACE_MS = 20_000;
+
+export interface LocalKafkaOptions {
+  /** Holds the broker's log directory, settings, pid and its own log. */
+  dataDir: string;
+  port: number;
+  /** The KRaft controller's port; the broker's port + 1 by default. */
+  controllerPort?: number;
+  /** Ends the broker when this process ends, however it ends (tests); otherwise it runs on by itself. */
+  tiedToThisProcess?: boolean;
+}
+
+export interface LocalKafka {
+  brokers: string[];
+  pid: number;
+  version: string;
+  /** False when a broker was already running on this data directory and was reused. */
+  startedHere: boolean;
+  options: LocalKafkaOptions;
+  /** Sends a signal to the JVM, for fault injection. */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM, a wait for the broker's controlled shutdown, then SIGKILL. */
+  stop(): Promise<void>;
+}
+
+export function javaToolsPresent(): boolean {
+  const works = (command: string, args: string[]) => spawnSync(command, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
+  return works('java', ['-version']) && works('mvn', ['-v']);
+}
+
+/** The broker's jars, resolved once per version into .dev/kafka-dist/<version>/. */
+export function resolveKafkaJars(version = KAFKA_VERSION): string {
+  const target = path.join(repoRoot, '.dev', 'kafka-dist', version);
+  if (existsSync(path.join(target, 'complete'))) return target;
+  const staging = `${target}.${process.pid}.${randomBytes(3).toString('hex')}`;
+  const result = spawnSync(
+    'mvn',
+    [
+      '-q',
+      '-B',
+      '-f',
+      path.join(KAFKA_DIR, 'pom.xml'),
+      `-Dkafka.version=${version}`,
+      'dependency:copy-dependencies',
+      '-DincludeScope=runtime',
+      `-DoutputDirectory=${path.join(staging, 'lib')}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' },
+  );
+  if (result.status !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(
+      `Maven could not resolve Apache Kafka ${version}: ${(result.stdout + result.stderr).trim().split('\n').slice(-5).join(' | ')}`,
+    );
+  }
+  writeFileSync(path.join(staging, 'complete'), `${version}\n`);
+  try {
+    renameSync(staging, target);
+  } catch {
+    // Another process resolved the same version meanwhile; its copy is as good.
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return target;
+}
+
+/** A port nobody listens on now (for a broker of a test's own). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function serverProperties(options: LocalKafkaOptions, logDir: string): string {
+  const controllerPort = options.controllerPort ?? options.port + 1;
+  // The broker settings of docker-compose.yml: topics only from provisioning, one replica, no delay
+  // before a new group's first rebalance.
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${options.port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${options.port}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${logDir}`,
+    'auto.create.topics.enable=false',
+    'offsets.topic.replication.factor=1',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'group.initial.rebalance.delay.ms=0',
+    '',
+  ].join('\n');
+}
+
+/** Kafka's cluster ids are 16 random bytes in URL-safe base64; it refuses one starting with "-". */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPid(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+async function answersMetadata(brokers: string[], deadline: number, stillStarting: () => boolean): Promise<void> {
+  const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  try {
+    for (;;) {
+      try {
+        await admin.connect();
+        await admin.fetchTopicMetadata({ topics: [] });
+        return;
+      } catch (error) {
+        if (!stillStarting()) throw new Error('the broker exited while starting', { cause: error });
+        if (Date.now() > deadline)
+          throw new Error(`no metadata answer within ${READY_TIMEOUT_MS / 1000} s: ${(error as Error).message}`, { cause: error });
+        await admin.disconnect().catch(() => undefined);
+        await sleep(250);
+      }
+    }
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+async function stopPid(pid: number, pidFile: string): Promise<void> {
+  if (isAlive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + STOP_GRACE_MS;
+    while (isAlive(pid) && Date.now() < deadline) await sleep(100);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await sleep(50);
+  }
+  if (readPid(pidFile) === pid) rmSync(pidFile, { force: true });
+}
+
+function handle(options: LocalKafkaOptions, pid: number, version: string, startedHere: boolean, release = () => {}): LocalKafka {
+  const pidFile = path.join(options.dataDir, 'broker.pid');
+  return {
+    brokers: [`127.0.0.1:${options.port}`],
+    pid,
+    version,
+    startedHere,
+    options,
+    signal: (signal) => process.kill(pid, signal),
+    async stop() {
+      await stopPid(pid, pidFile);
+      release();
+    },
+  };
+}
+
+/**
+ * Starts the broker on its data directory, or reuses the one already running there; resolves once it
+ * answers a metadata request.
+ */
+export async function startLocalKafka(options: LocalKafkaOptions): Promise<LocalKafka> {
+  if (!javaToolsPresent()) throw new Error(JAVA_TOOLS_HINT);
+  const { dataDir } = options;
+  const pidFile = path.join(dataDir, 'broker.pid');
+  const versionFile = path.join(dataDir, 'broker.version');
+  const brokers = [`127.0.0.1:${options.port}`];
+
+  const running = readPid(pidFile);
+  if (running !== undefined && isAlive(running)) {
+    await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => isAlive(running));
+    const version = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : KAFKA_VERSION;
+    return handle(options, running, version, false);
+  }
+
+  const dist = resolveKafkaJars();
+  const classpath = path.join(dist, 'lib', '*');
+  const log4j = `-Dlog4j.configuration=file:${path.join(KAFKA_DIR, 'log4j.properties')}`;
+  const logDir = path.join(dataDir, 'log');
+  mkdirSync(logDir, { recursive: true });
+  const propertiesFile = path.join(dataDir, 'server.properties');
+  writeFileSync(propertiesFile, serverProperties(options, logDir));
+
+  // Formatting writes the cluster id into the log directory once; the data then outlives restarts.
+  if (!existsSync(path.join(logDir, 'meta.properties'))) {
+    const format = spawnSync(
+      'java',
+      [log4j, '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', propertiesFile],
+      {
+        encoding: 'utf8',
+      },
+    );
+    if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
+  }
+
+  const logFile = openSync(path.join(dataDir, 'broker.log'), 'a');
+  const java = ['java', ...HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
+  let pid: number;
+  let exited = false;
+  let release = () => {};
+  if (options.tiedToThisProcess) {
+    // A shell guard holds this process's pipe and ends the JVM when the pipe closes, which happens
+    // however this process ends, SIGKILL included.
+    const guard = '"$@" & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
+    const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
+    child.once('exit', () => {
+      exited = true;
+    });
+    pid = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
+      child.once('error', reject);
+    });
+    // Neither the guard nor its pipes may keep this process alive; closing the pipe ends the guard.
+    child.unref();
+    (child.stdin as unknown as { unref(): void }).unref();
+    (child.stdout as unknown as { unref(): void }).unref();
+    release = () => child.stdin!.end();
+  } else {
+    const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
+    child.once('exit', () => {
+      exited = true;
+    });
+    pid = child.pid!;
+    child.unref();
+  }
+  closeSync(logFile);
+  writeFileSync(pidFile, `${pid}\n`);
+  writeFileSync(versionFile, `${KAFKA_VERSION}\n`);
+
+  try {
+    await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => !exited && isAlive(pid));
+  } catch (error) {
+    await stopPid(pid, pidFile);
+    const tail = readFileSync(path.join(dataDir, 'broker.log'), 'utf8').trim().split('\n').slice(-5).join(' | ');
+    throw new Error(`Apache Kafka did not start on ${brokers[0]}: ${(error as Error).message}; broker.log: ${tail}`, { cause: error });
+  }
+  return handle(options, pid, KAFKA_VERSION, true, release);
+}
+
+/** Stops the broker running on a data directory, if any; true when one was running. */
+export async function stopLocalKafka(dataDir: string): Promise<boolean> {
+  const pidFile = path.join(dataDir, 'broker.pid');
+  const pid = readPid(pidFile);
+  if (pid === undefined || !isAlive(pid)) {
+    rmSync(pidFile, { force: true });
+    return false;
+  }
+  await stopPid(pid, pidFile);
+  return true;
+}
