@@ -25,13 +25,21 @@ export const postgresUrl = z
   .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
   .default('postgres://root@127.0.0.1:5432/fleet');
 
-export const redisUrl = z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379');
+export const redisUrl = z
+  .string()
+  .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+  .default('redis://127.0.0.1:6379');
 
 export const logLevel = z.enum(logLevels).default('info');
 
 export const kafkaBrokers = z
   .string({ required_error: 'is required (npm start provides a development broker when it is unset)' })
-  .transform((value) => value.split(',').map((broker) => broker.trim()).filter(Boolean))
+  .transform((value) =>
+    value
+      .split(',')
+      .map((broker) => broker.trim())
+      .filter(Boolean),
+  )
   .refine((brokers) => brokers.length > 0, 'must list at least one host:port');
 
 export const topicPrefix = z
@@ -59,6 +67,11 @@ export const commonEnv = {
    * only bounds idle polling; a broker that always waits it out (librdkafka's mock cluster) needs a few ms.
    */
   KAFKA_FETCH_MAX_WAIT_MS: positiveInt(100),
+  /**
+   * Lets clients create a missing topic on first use. Off: topics are provisioned with their partition
+   * counts and settings. Only a broker that cannot create topics on request (librdkafka's mock) needs it.
+   */
+  KAFKA_AUTO_CREATE_TOPICS: booleanFlag(false),
 };
 
 /** Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. */

@@ -9,11 +9,13 @@ export const errorCodes = {
   payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
   apiKeyRequired: { code: 'E-A1/1-01', httpStatus: 401, message: 'A valid API key is required' },
   categoryNotFound: { code: 'E-N1/1-01', httpStatus: 404, message: 'Product category not found' },
+  methodNotAllowed: { code: 'E-N1/1-03', httpStatus: 405, message: 'Method not allowed on this route' },
   routeNotFound: { code: 'E-N1/1-02', httpStatus: 404, message: 'No such route' },
   brokerUnavailable: { code: 'E-S1/1-01', httpStatus: 503, message: 'The message broker is unavailable, retry later' },
   replyTimeout: { code: 'E-S1/1-02', httpStatus: 503, message: 'The write was not confirmed in time, retry later' },
   databaseUnavailable: { code: 'E-S1/1-03', httpStatus: 503, message: 'The database is unavailable, retry later' },
   shuttingDown: { code: 'E-S1/1-04', httpStatus: 503, message: 'The service is shutting down, retry later' },
+  bodyBudgetExhausted: { code: 'E-S1/1-05', httpStatus: 503, message: 'Too many request bodies are being read at once, retry later' },
   internal: { code: 'E-S1/1-00', httpStatus: 500, message: 'Internal server error' },
 } as const;
 
@@ -27,25 +29,31 @@ export interface AppErrorOptions {
   body?: Record<string, unknown>;
   /** Seconds a client should wait before retrying (503s). */
   retryAfterSeconds?: number;
+  /** Response headers the answer carries besides Retry-After, e.g. the key to retry with. */
+  headers?: Record<string, string>;
   cause?: unknown;
 }
 
 export class AppError extends Error {
   override name = 'AppError';
+  readonly kind: ErrorKind;
   readonly code: string;
   readonly httpStatus: number;
   readonly detail: string | undefined;
   readonly body: Record<string, unknown> | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(options: AppErrorOptions) {
     const known = errorCodes[options.kind];
     super(options.message ?? known.message, { cause: options.cause });
+    this.kind = options.kind;
     this.code = known.code;
     this.httpStatus = known.httpStatus;
     this.detail = options.detail;
     this.body = options.body;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers ?? {};
   }
 
   /** Rebuilds an error received by code from another process (a writer's reply). */

@@ -3,7 +3,8 @@
 // them on. The gateway serves its registry on its own port instead (services/gateway/src/metrics.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { OutageObserver } from './kafka/client-outage';
 
 /** A registry labelled with the service's name, with the process and Node.js runtime metrics. */
 export function createMetricsRegistry(service: string): Registry {
@@ -18,6 +19,7 @@ export interface WriterMetrics {
   batch(size: number): void;
   stored(inserted: number, duplicates: number): void;
   deadLettered(count: number): void;
+  storeFailed(): void;
 }
 
 export function createWriterMetrics(registry: Registry): WriterMetrics {
@@ -42,6 +44,12 @@ export function createWriterMetrics(registry: Registry): WriterMetrics {
     help: 'Messages sent to the dead-letter topic: undecodable, or refused by the database',
     registers: [registry],
   });
+  // The failing store is logged once per outage; this counts every attempt, so a rate shows it lasting.
+  const storeFailures = new Counter({
+    name: 'fleet_writer_store_failures_total',
+    help: 'Attempts to store a batch that failed for a reason other than its data (PostgreSQL away or refusing); each is retried',
+    registers: [registry],
+  });
   return {
     batch: (size) => batchSize.observe(size),
     stored(rows, skipped) {
@@ -49,6 +57,29 @@ export function createWriterMetrics(registry: Registry): WriterMetrics {
       duplicates.inc(skipped);
     },
     deadLettered: (count) => deadLettered.inc(count),
+    storeFailed: () => storeFailures.inc(),
+  };
+}
+
+/** Counts the Kafka client's outages (see kafka/client-outage.ts), for every service. */
+export function createKafkaOutageMetrics(registry: Registry): OutageObserver {
+  const outages = new Counter({
+    name: 'fleet_kafka_client_outages_total',
+    help: "Outages of this process's Kafka clients: runs of client errors, each ended by a quiet period",
+    registers: [registry],
+  });
+  const active = new Gauge({
+    name: 'fleet_kafka_client_outage_active',
+    help: "1 while this process's Kafka clients are failing, else 0",
+    registers: [registry],
+  });
+  active.set(0);
+  return {
+    started() {
+      outages.inc();
+      active.set(1);
+    },
+    ended: () => active.set(0),
   };
 }
 

@@ -2,6 +2,7 @@
 // variable or an unreachable dependency ends the process with one clear line, not a stack trace loop.
 import { ConfigError } from './config';
 import { createLogger, type Logger } from './logger';
+import { DEFAULT_STOP_DEADLINE_MS } from './stop-deadline';
 
 export interface RunningService {
   stop(): Promise<void>;
@@ -9,10 +10,10 @@ export interface RunningService {
 
 export interface PreparedService {
   level: string;
+  /** How long stop() may take before the process exits anyway; DEFAULT_STOP_DEADLINE_MS when absent. */
+  stopDeadlineMs?: number;
   start: (logger: Logger) => Promise<RunningService>;
 }
-
-const STOP_DEADLINE_MS = 20_000;
 
 export function runService(name: string, prepare: () => PreparedService): void {
   let logger = createLogger(name);
@@ -36,11 +37,12 @@ export function runService(name: string, prepare: () => PreparedService): void {
       const shutdown = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        logger.info({ signal }, 'stopping');
+        const deadlineMs = prepared.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
+        logger.info({ signal, deadlineMs }, 'stopping');
         const deadline = setTimeout(() => {
-          logger.error('graceful stop took too long; exiting');
+          logger.error({ deadlineMs }, 'graceful stop took too long; exiting');
           process.exit(1);
-        }, STOP_DEADLINE_MS);
+        }, deadlineMs);
         deadline.unref();
         service.stop().then(
           () => process.exit(0),

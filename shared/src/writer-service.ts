@@ -1,16 +1,18 @@
-// What the trip-writer and the group-writer have in common: configuration, a PostgreSQL pool and a
-// command consumer in a consumer group, and its metrics on a port of its own. Each writer supplies its
-// topic, its schema and its store.
+// The process mechanism the trip-writer and the group-writer share: their configuration, a PostgreSQL
+// pool, a command consumer in a consumer group, and its metrics on a port of its own. What a writer does
+// with its commands (decode, store, answer) is its own: each service supplies its topic and handler.
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
-import { isDataRefusal } from './db/refusal';
+import { isDataRefusal } from './db/pg-errors';
 import { createKafka } from './kafka/client';
-import { startCommandConsumer, type DecodedCommand, type StoredCommand } from './kafka/command-consumer';
+import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
+import { registerConsumerLag } from './kafka/consumer-lag';
+import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
 import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
-import { createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
+import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
 
 const writerEnv = z.object({
   ...commonEnv,
@@ -39,8 +41,8 @@ export interface WriterDefinition<S extends z.ZodTypeAny> {
   /** Service name, also the default consumer group. */
   name: string;
   topic: (topics: Topics) => string;
-  schema: S;
-  store: (pool: Pool, batch: Array<DecodedCommand<z.output<S>>>) => Promise<StoredCommand[]>;
+  /** The writer's handler of a batch of commands, storing through the pool. */
+  consume: (pool: Pool) => CommandHandler<S>;
 }
 
 export interface RunningWriter {
@@ -66,7 +68,7 @@ export async function startWriter<S extends z.ZodTypeAny>(
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end();
-    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`);
+    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`, { cause: error });
   }
 
   const registry = createMetricsRegistry(definition.name);
@@ -75,40 +77,55 @@ export async function startWriter<S extends z.ZodTypeAny>(
     metricsServer = await serveMetrics(registry, config.METRICS_PORT);
   } catch (error) {
     await pool.end();
-    throw new Error(`cannot serve metrics on METRICS_PORT=${config.METRICS_PORT}: ${(error as Error).message}`);
+    throw new Error(`cannot serve metrics on METRICS_PORT=${config.METRICS_PORT}: ${(error as Error).message}`, { cause: error });
   }
 
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
   const topic = definition.topic(topics);
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `fleet-${definition.name}`, logger });
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `fleet-${definition.name}`,
+    logger,
+    outages: createKafkaOutageMetrics(registry),
+  });
   const groupId = config.WRITER_GROUP_ID ?? `${config.KAFKA_TOPIC_PREFIX}.${definition.name}`;
+  const lagAdmin = kafka.admin();
+  let missing: string[] = [];
   let consumer;
   try {
+    await lagAdmin.connect();
+    missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter]);
+    if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
     consumer = await startCommandConsumer({
       kafka,
       topics,
       topic,
       groupId,
-      schema: definition.schema,
+      handler: definition.consume(pool),
       logger,
       concurrency: config.WRITER_CONCURRENCY,
-      fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
-      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      settings: {
+        allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS,
+        fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      },
       isRefusal: isDataRefusal,
-      store: (batch) => definition.store(pool, batch),
       metrics: createWriterMetrics(registry),
     });
   } catch (error) {
-    await Promise.allSettled([pool.end(), metricsServer.close()]);
-    throw new Error(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`);
+    await Promise.allSettled([pool.end(), metricsServer.close(), lagAdmin.disconnect()]);
+    const cause = (error as Error).message;
+    throw new Error(missing.length > 0 ? cause : `Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${cause}`, { cause: error });
   }
+  // An admin client of its own: a scrape must never wait behind the consumer's fetches.
+  registerConsumerLag(registry, { admin: lagAdmin, groupId, topic });
   logger.info({ topic, groupId, metricsPort: metricsServer.port }, `${definition.name} consuming`);
 
   return {
     metricsPort: metricsServer.port,
     async stop() {
       await consumer.stop();
-      await pool.end();
+      await Promise.allSettled([pool.end(), lagAdmin.disconnect()]);
       // Last, so the counters of the final batch can still be scraped while the consumer drains.
       await metricsServer.close();
       logger.info(`${definition.name} stopped`);

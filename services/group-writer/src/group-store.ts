@@ -2,7 +2,15 @@
 // members with another. A command id seen before (a redelivery or a client retry) returns the group it
 // created and adds nothing.
 import type { Pool } from 'pg';
-import type { DecodedCommand, StoredCommand, VehicleGroupCommand } from '@fleet/shared';
+import type { VehicleGroupCommand } from '@fleet/shared';
+
+/** The group a vehicle group command came to. */
+export interface VehicleGroupRow {
+  id: number;
+  name: string;
+  /** True when the command had created the group before (a retry or a redelivery). */
+  duplicate: boolean;
+}
 
 const INSERT_GROUPS = `
   INSERT INTO vehicle_groups (name, command_id)
@@ -17,12 +25,17 @@ const INSERT_MEMBERS = `
   SELECT * FROM unnest($1::bigint[], $2::bigint[])
   ON CONFLICT DO NOTHING`;
 
-export async function storeVehicleGroups(
-  pool: Pool,
-  batch: Array<DecodedCommand<VehicleGroupCommand>>,
-): Promise<StoredCommand[]> {
-  const commands = batch.map(({ command }) => command);
+/** Stores the groups with their members and answers one group per command, in order. */
+export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupCommand[]): Promise<VehicleGroupRow[]> {
   const client = await pool.connect();
+  // The pool stops listening to a client it has handed out: a connection the server ends between two
+  // statements of the transaction would emit an error nobody hears, and crash the writer. The statement
+  // that follows fails instead, and the batch is retried.
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const inserted = await client.query<{ id: string; command_id: string }>(INSERT_GROUPS, [
@@ -45,9 +58,7 @@ export async function storeVehicleGroups(
     }
     if (groupIds.length) await client.query(INSERT_MEMBERS, [groupIds, vehicleIds]);
 
-    const groups = await client.query<{ id: string; name: string; command_id: string }>(SELECT_GROUPS, [
-      commands.map((c) => c.commandId),
-    ]);
+    const groups = await client.query<{ id: string; name: string; command_id: string }>(SELECT_GROUPS, [commands.map((c) => c.commandId)]);
     await client.query('COMMIT');
 
     const byCommand = new Map(groups.rows.map((row) => [row.command_id, row]));
@@ -57,12 +68,15 @@ export async function storeVehicleGroups(
       if (!group) throw new Error(`vehicle group for command ${command.commandId} was neither inserted nor found`);
       const duplicate = !fresh.has(command.commandId) || claimed.has(command.commandId);
       claimed.add(command.commandId);
-      return { id: Number(group.id), duplicate, information: `Vehicle group "${group.name}" has been created` };
+      return { id: Number(group.id), name: group.name, duplicate };
     });
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
+    lost ??= error as Error;
     throw error;
   } finally {
-    client.release();
+    client.removeListener('error', onLost);
+    // A client whose statement failed may have lost its connection: it is closed, not reused.
+    client.release(lost);
   }
 }

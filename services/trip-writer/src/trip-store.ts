@@ -1,7 +1,14 @@
 // SQL for trip locations. A batch is written with one INSERT over unnest()ed arrays; positions that
-// already exist (same imei and gps_time) are left as they are and answered with their existing id.
+// already exist (same imei and gps_time) are left as they are and answered with their existing row.
 import type { Pool } from 'pg';
-import type { DecodedCommand, StoredCommand, TripLocationCommand } from '@fleet/shared';
+import type { TripLocationCommand } from '@fleet/shared';
+
+/** The row a trip location command came to. */
+export interface TripLocationRow {
+  id: number;
+  /** True when the row existed before this command (a retry or a redelivery). */
+  duplicate: boolean;
+}
 
 const INSERT_BATCH = `
   INSERT INTO trip_locations
@@ -29,14 +36,8 @@ function column<T>(trips: TripLocationCommand[], pick: (trip: TripLocationComman
   return trips.map((trip) => pick(trip) ?? null);
 }
 
-function information(trip: TripLocationCommand, duplicate: boolean): string {
-  return duplicate
-    ? `Trip location of device ${trip.imei} at ${trip.gpsTime} was already recorded`
-    : `Trip location of device ${trip.imei} at ${trip.gpsTime} has been recorded`;
-}
-
-export async function storeTripLocations(pool: Pool, batch: Array<DecodedCommand<TripLocationCommand>>): Promise<StoredCommand[]> {
-  const trips = batch.map(({ command }) => command);
+/** Stores the trips and answers one row per trip, in order. */
+export async function storeTripLocations(pool: Pool, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
   const imeis = column(trips, (t) => t.imei);
   const gpsTimes = column(trips, (t) => t.gpsTime);
   const inserted = await pool.query<Row>(INSERT_BATCH, [
@@ -76,6 +77,6 @@ export async function storeTripLocations(pool: Pool, batch: Array<DecodedCommand
     if (id === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
     // The first command of a key in this batch is the one that created the row.
     const duplicate = !fresh.delete(key);
-    return { id, duplicate, information: information(trip, duplicate) };
+    return { id, duplicate };
   });
 }

@@ -4,21 +4,24 @@ import type { Logger } from '../logger';
 
 export interface PoolOptions {
   connectionString: string;
-  max?: number;
+  /** DATABASE_POOL_SIZE for a service; a CLI needs one connection. */
+  max: number;
   applicationName: string;
-  /** How long a query may wait for a free connection before failing, so a lost database fails fast. */
-  connectionTimeoutMs?: number;
-  statementTimeoutMs?: number;
 }
+
+/** How long a query may wait for a free connection before failing, so a lost database fails fast. */
+const CONNECTION_TIMEOUT_MS = 2000;
+const STATEMENT_TIMEOUT_MS = 30_000;
+const IDLE_TIMEOUT_MS = 30_000;
 
 export function createPool(options: PoolOptions, logger?: Logger): Pool {
   const pool = new Pool({
     connectionString: options.connectionString,
-    max: options.max ?? 10,
+    max: options.max,
     application_name: options.applicationName,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 2000,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
-    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres connection lost'));

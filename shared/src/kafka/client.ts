@@ -1,22 +1,29 @@
 // The one place kafkajs clients are built, so every service talks to the brokers the same way and
 // kafkajs's own logging flows into pino.
-import { Kafka, logLevel as KafkaLogLevel, Partitioners, type LogEntry, type ProducerConfig } from 'kafkajs';
+import { Kafka, logLevel as KafkaLogLevel, Partitioners, type ConsumerConfig, type LogEntry, type ProducerConfig } from 'kafkajs';
 import type { Logger } from '../logger';
+import { trackClientOutage, type ClientOutage, type OutageObserver } from './client-outage';
 
 export interface KafkaClientOptions {
   brokers: string[];
   clientId: string;
   logger: Logger;
-  /** Per-request timeout; a stalled broker must not hold a request longer than this. */
-  requestTimeoutMs?: number;
-  connectionTimeoutMs?: number;
+  /** Told when the client's errors start and stop (a metric of outages). */
+  outages?: OutageObserver;
 }
 
-function toPino(logger: Logger) {
+const CONNECTION_TIMEOUT_MS = 3000;
+/** A stalled broker must not hold a request longer than this. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+function toPino(logger: Logger, outage: ClientOutage) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, ...extra } = log;
-      if (level <= KafkaLogLevel.ERROR) logger.error(extra, `kafka: ${message}`);
+      // Producers bound their own retries (a request waiting on Kafka is answered 503 in bounded time);
+      // kafkajs warns about that on every idempotent producer it builds, which would say nothing new.
+      if (message.startsWith('Limiting retries for the idempotent producer')) return logger.debug(extra, `kafka: ${message}`);
+      if (level <= KafkaLogLevel.ERROR) outage.error(extra, message);
       else if (level === KafkaLogLevel.WARN) logger.warn(extra, `kafka: ${message}`);
       else logger.debug(extra, `kafka: ${message}`);
     };
@@ -26,18 +33,50 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   return new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
-    connectionTimeout: options.connectionTimeoutMs ?? 3000,
-    requestTimeout: options.requestTimeoutMs ?? 10_000,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     logLevel: KafkaLogLevel.WARN,
-    logCreator: toPino(options.logger),
+    logCreator: toPino(options.logger, trackClientOutage(options.logger, options.outages)),
     retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 8 },
   });
 }
 
 /**
- * Producer settings every service shares. The murmur2 partitioner is the one Java clients use, so a
- * device's key maps to the same partition whichever client produced it.
+ * Producer settings every service shares. Idempotent, so a produce retried after a lost acknowledgement
+ * is written once. Topics are provisioned (`ensureTopics`), never created by a client's first use. The
+ * murmur2 partitioner is the one Java clients use, so a device's key maps to the same partition
+ * whichever client produced it.
  */
-export function producerConfig(overrides: ProducerConfig = {}): ProducerConfig {
-  return { allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner, ...overrides };
+export function producerConfig(allowAutoTopicCreation: boolean, overrides: ProducerConfig = {}): ProducerConfig {
+  return { idempotent: true, allowAutoTopicCreation, createPartitioner: Partitioners.DefaultPartitioner, ...overrides };
+}
+
+/** The client settings a service reads from its configuration (whose schema holds their defaults). */
+export interface KafkaClientSettings {
+  /** KAFKA_AUTO_CREATE_TOPICS. */
+  allowAutoTopicCreation: boolean;
+  /** KAFKA_FETCH_MAX_WAIT_MS: how long the broker may hold a fetch that finds nothing. */
+  fetchMaxWaitMs: number;
+  /** KAFKA_SESSION_TIMEOUT_MS, for a consumer group whose members share work; unset, kafkajs's default. */
+  sessionTimeoutMs?: number;
+}
+
+/** kafkajs's default heartbeat interval. */
+const HEARTBEAT_INTERVAL_MS = 3000;
+
+/** Consumer settings every service shares. */
+export function consumerConfig(groupId: string, settings: KafkaClientSettings): ConsumerConfig {
+  const { sessionTimeoutMs } = settings;
+  return {
+    groupId,
+    allowAutoTopicCreation: settings.allowAutoTopicCreation,
+    maxWaitTimeInMs: settings.fetchMaxWaitMs,
+    ...(sessionTimeoutMs === undefined
+      ? {}
+      : {
+          sessionTimeout: sessionTimeoutMs,
+          // A third of the session at most, so that one lost heartbeat never ends the session.
+          heartbeatInterval: Math.min(HEARTBEAT_INTERVAL_MS, Math.floor(sessionTimeoutMs / 3)),
+        }),
+  };
 }

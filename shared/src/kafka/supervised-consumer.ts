@@ -4,8 +4,9 @@
 // looking healthy (kafkajs issues #885 and #1443). A writer would then consume nothing and a gateway
 // would receive no replies, answering every write with a timeout. Here a consumer that kafkajs gives up
 // on is replaced by a fresh one, with a growing pause between attempts.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ExponentialBackoff, handleWhen, noJitterGenerator, retry } from 'cockatiel';
 import type { Consumer } from 'kafkajs';
-import { delay } from '../deadline';
 import type { Logger } from '../logger';
 
 export interface SupervisedConsumerOptions {
@@ -68,21 +69,35 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
     return startCrash;
   }
 
+  /** Launches replacements until one runs or the consumer is stopped: after 1 s, then 2 s, 4 s, ... 30 s. */
   async function replace(): Promise<void> {
-    for (let attempt = 0; !stopped; attempt += 1) {
-      await delay(Math.min(FIRST_RESTART_DELAY_MS * 2 ** attempt, MAX_RESTART_DELAY_MS));
-      if (stopped) return;
-      try {
-        const startCrash = await launch();
-        if (startCrash) throw startCrash;
+    await sleep(FIRST_RESTART_DELAY_MS);
+    const restarts = retry(
+      handleWhen(() => !stopped),
+      {
+        maxAttempts: Infinity,
+        backoff: new ExponentialBackoff({
+          initialDelay: 2 * FIRST_RESTART_DELAY_MS,
+          maxDelay: MAX_RESTART_DELAY_MS,
+          generator: noJitterGenerator,
+        }),
+      },
+    );
+    await restarts
+      .execute(async ({ attempt }) => {
+        if (stopped) return;
+        try {
+          const startCrash = await launch();
+          if (startCrash) throw startCrash;
+        } catch (error) {
+          logger.warn({ err: (error as Error).message, consumer: options.name }, 'cannot start the Kafka consumer yet; retrying');
+          await current?.disconnect().catch(() => undefined);
+          throw error;
+        }
         logger.info({ consumer: options.name, attempts: attempt + 1 }, 'the Kafka consumer runs again');
         options.onUp?.();
-        return;
-      } catch (error) {
-        logger.warn({ err: (error as Error).message, consumer: options.name }, 'cannot start the Kafka consumer yet; retrying');
-        await current?.disconnect().catch(() => undefined);
-      }
-    }
+      })
+      .catch(() => undefined);
   }
 
   const startCrash = await launch();

@@ -5,10 +5,11 @@
 const EPOCH_SECONDS_LIMIT = 1e11;
 const MAX_EPOCH_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const isoPattern =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:?\d{2})$/;
+const isoPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:?\d{2})$/;
 const plainUtcPattern = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const epochPattern = /^\d{1,16}(\.\d{1,3})?$/;
+/** The offsets in use on Earth run from -12:00 to +14:00; ISO-8601 allows up to 23:59, which no clock shows. */
+const MAX_OFFSET_MINUTES = 14 * 60;
 
 function calendarMs(
   year: number,
@@ -35,8 +36,28 @@ function offsetMinutes(designator: string): number | undefined {
   const digits = designator.slice(1).replace(':', '');
   const hours = Number(digits.slice(0, 2));
   const minutes = Number(digits.slice(2, 4));
-  if (hours > 23 || minutes > 59) return undefined;
+  if (minutes > 59 || hours * 60 + minutes > MAX_OFFSET_MINUTES) return undefined;
   return sign * (hours * 60 + minutes);
+}
+
+/**
+ * A leap second is written 23:59:60 UTC (05:29:60 at +05:30) by a receiver that passes on its UTC
+ * clock. It is read as the next second, the first of the new day, as PostgreSQL reads it: that instant
+ * exists, and the positions stay in order. A second 60 anywhere else is no time at all.
+ * `secondBefore` is the instant of the same text with second 59.
+ */
+function afterLeapSecond(secondBefore: number): number | undefined {
+  const date = new Date(secondBefore);
+  const endsUtcDay = date.getUTCHours() === 23 && date.getUTCMinutes() === 59 && date.getUTCSeconds() === 59;
+  return endsUtcDay ? secondBefore + 1000 : undefined;
+}
+
+/** The instant of a calendar time at an offset, reading second 60 as a leap second; undefined when it is none. */
+function instantOf(local: number | undefined, offset: number | undefined, leap: boolean): number | undefined {
+  if (local === undefined || offset === undefined) return undefined;
+  const time = local - offset * 60_000;
+  const instant = leap ? afterLeapSecond(time) : time;
+  return instant !== undefined && instant >= 0 && instant <= MAX_EPOCH_MS ? instant : undefined;
 }
 
 function fromEpoch(value: number): Date | undefined {
@@ -60,18 +81,18 @@ export function parseGpsTime(input: unknown): Date | undefined {
   const iso = isoPattern.exec(text);
   if (iso) {
     const [, y, mo, d, h, mi, s = '0', frac = '0', designator = 'Z'] = iso;
-    const local = calendarMs(+y!, +mo!, +d!, +h!, +mi!, +s, Number(frac.padEnd(3, '0')));
-    const offset = offsetMinutes(designator);
-    if (local === undefined || offset === undefined) return undefined;
-    const time = local - offset * 60_000;
-    return time >= 0 && time <= MAX_EPOCH_MS ? new Date(time) : undefined;
+    const leap = s === '60';
+    const local = calendarMs(+y!, +mo!, +d!, +h!, +mi!, leap ? 59 : +s, Number(frac.padEnd(3, '0')));
+    const time = instantOf(local, offsetMinutes(designator), leap);
+    return time === undefined ? undefined : new Date(time);
   }
 
   const plain = plainUtcPattern.exec(text);
   if (plain) {
     const [, y, mo, d, h, mi, s] = plain;
-    const time = calendarMs(+y!, +mo!, +d!, +h!, +mi!, +s!, 0);
-    return time === undefined || time < 0 ? undefined : new Date(time);
+    const leap = s === '60';
+    const time = instantOf(calendarMs(+y!, +mo!, +d!, +h!, +mi!, leap ? 59 : +s!, 0), 0, leap);
+    return time === undefined ? undefined : new Date(time);
   }
   return undefined;
 }

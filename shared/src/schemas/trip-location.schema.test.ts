@@ -46,7 +46,9 @@ describe('tripLocationRequestSchema', () => {
   });
 
   test('unknown fields are dropped and prototype keys never reach the output', () => {
-    const input = JSON.parse(`{"imei":"1","gpsTime":1700000000,"latitude":0,"longitude":0,"speed":0,"ignition":1,"extra":1,"__proto__":{"polluted":true}}`);
+    const input = JSON.parse(
+      `{"imei":"1","gpsTime":1700000000,"latitude":0,"longitude":0,"speed":0,"ignition":1,"extra":1,"__proto__":{"polluted":true}}`,
+    );
     const parsed = tripLocationRequestSchema.parse(input) as Record<string, unknown>;
     expect(Object.keys(parsed).sort()).toEqual(['gpsTime', 'ignition', 'imei', 'latitude', 'longitude', 'speed']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -23,8 +23,7 @@ export const tripLocationRequestSchema = z.object({
       if (!date) {
         ctx.addIssue({
           code: z.ZodIssueCode.custom,
-          message:
-            'Expected ISO-8601 with an offset or Z, "YYYY-MM-DD HH:mm:ss" (UTC), or epoch seconds or milliseconds',
+          message: 'Expected ISO-8601 with an offset (at most ±14:00) or Z, "YYYY-MM-DD HH:mm:ss" (UTC), or epoch seconds or milliseconds',
         });
         return z.NEVER;
       }

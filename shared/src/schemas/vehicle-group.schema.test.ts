@@ -1,4 +1,10 @@
-import { VEHICLE_IDS_MAX, vehicleGroupRequestSchema } from './vehicle-group.schema';
+import {
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  VEHICLE_IDS_MAX,
+  commandIdFor,
+  vehicleGroupCommandSchema,
+  vehicleGroupRequestSchema,
+} from './vehicle-group.schema';
 
 function errorPaths(input: unknown): string[] {
   const result = vehicleGroupRequestSchema.safeParse(input);
@@ -32,5 +38,14 @@ describe('vehicleGroupRequestSchema', () => {
     ['vehicleIds', { vehicleIds: '1,2' }],
   ])('refuses a bad %s', (path, override) => {
     expect(errorPaths({ vehicleGroupName: 'Cold chain', vehicleIds: [1], ...override })).toEqual([path]);
+  });
+});
+
+describe('vehicleGroupCommandSchema', () => {
+  test(`passes the command id of every key from 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, () => {
+    for (const length of [1, IDEMPOTENCY_KEY_MAX_LENGTH - 1, IDEMPOTENCY_KEY_MAX_LENGTH]) {
+      const command = { commandId: commandIdFor('k'.repeat(length)), vehicleGroupName: 'Cold chain', vehicleIds: [1] };
+      expect(vehicleGroupCommandSchema.safeParse(command).success).toBe(true);
+    }
   });
 });

@@ -3,16 +3,61 @@ import { z } from 'zod';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
 export const VEHICLE_IDS_MAX = 10_000;
+/** The longest Idempotency-Key a client may send, as the API documents it. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
+
+// A key (the client's, or one the gateway generated) becomes a command id behind a prefix, which keeps
+// it apart from the `gen:` ids of groups stored before every create had a key to retry with.
+const COMMAND_ID_PREFIX = 'key:';
+
+/** The command id under which a group is stored: the same key always lands on the same group. */
+export function commandIdFor(idempotencyKey: string): string {
+  return `${COMMAND_ID_PREFIX}${idempotencyKey}`;
+}
+
+/**
+ * Characters that draw nothing: white space, the default-ignorable ones (zero-width spaces and joiners,
+ * the Hangul fillers, variation selectors, the soft hyphen) and the blank braille pattern. A name made
+ * only of them would show as empty in every list.
+ */
+const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 const vehicleGroupName = z
   .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
   .trim()
   .min(1, 'Must not be empty')
-  .max(VEHICLE_GROUP_NAME_MAX_LENGTH, `Must be at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters`)
+  // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
   // eslint-disable-next-line no-control-regex
-  .regex(/^[^\u0000-\u001f\u007f]*$/, 'Must not contain control characters')
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'Must not contain control characters')
   // A lone surrogate (JSON "\ud800") is not text: PostgreSQL would store U+FFFD in its place.
-  .regex(/^\P{Cs}*$/u, 'Must be valid Unicode text');
+  .regex(/^\P{Cs}*$/u, 'Must be valid Unicode text')
+  // Embeddings, overrides and isolates reorder what follows them: "Trucks\u202Eliated" shows as another name.
+  .regex(/^[^\u202a-\u202e\u2066-\u2069]*$/, 'Must not contain bidirectional control characters')
+  // What zod's string checks cannot say. The issues keep the codes those checks would give.
+  .superRefine((name, ctx) => {
+    // An empty name is already refused as empty.
+    if (name.length > 0 && !visibleCharacter.test(name)) {
+      ctx.addIssue({ code: 'invalid_string', validation: 'regex', message: 'Must contain a visible character' });
+    }
+    // Counted in characters (code points), as PostgreSQL and a reader count them, not in UTF-16
+    // units: an emoji is one character.
+    if (codePoints(name) > VEHICLE_GROUP_NAME_MAX_LENGTH) {
+      ctx.addIssue({
+        code: 'too_big',
+        type: 'string',
+        maximum: VEHICLE_GROUP_NAME_MAX_LENGTH,
+        inclusive: true,
+        message: `Must be at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters`,
+      });
+    }
+  });
+
+function codePoints(text: string): number {
+  let count = 0;
+  // Iterating a string yields code points; a name far over the limit stops being counted at the limit.
+  for (const _ of text) if (++count > VEHICLE_GROUP_NAME_MAX_LENGTH) break;
+  return count;
+}
 
 const vehicleId = z
   .number({ invalid_type_error: 'Expected an integer' })
@@ -36,7 +81,11 @@ export const vehicleGroupRequestSchema = z.object({
 });
 
 export const vehicleGroupCommandSchema = z.object({
-  commandId: z.string().min(1).max(200),
+  // Counted with its prefix: a key of the full documented length must pass the writer as well.
+  commandId: z
+    .string()
+    .min(1)
+    .max(COMMAND_ID_PREFIX.length + IDEMPOTENCY_KEY_MAX_LENGTH),
   vehicleGroupName,
   vehicleIds,
 });

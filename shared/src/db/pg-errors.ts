@@ -1,0 +1,39 @@
+// The one classifier of PostgreSQL errors, by what a caller can do about them:
+// - refused: the data of the statement is at fault (SQLSTATE class 22, data exception: a date out of
+//   range, a NUL byte in text; class 23, integrity constraint violation); the same statement fails the
+//   same way however often it is retried.
+// - unavailable: the server cannot serve now (class 08 connection exception, 53 insufficient resources,
+//   57P operator intervention such as a shutdown, 55000 which a database whose connections are switched
+//   off (ALLOW_CONNECTIONS false, as during maintenance) answers at connect time, or a connection that
+//   could not be had or was lost); a later attempt may pass.
+// - other: anything else, e.g. a fault in the query itself.
+import { DatabaseError } from 'pg';
+
+export type DatabaseErrorKind = 'refused' | 'unavailable' | 'other';
+
+const refusedStates = /^2[23][0-9A-Z]{3}$/;
+const unavailableStates = /^(08|53|57P|55000$)/;
+/** What pg throws, without a SQLSTATE, when a connection cannot be had or is lost mid-query. */
+const connectionFailures = /connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
+
+export function classifyDatabaseError(error: unknown): DatabaseErrorKind {
+  // Duck-typed: errors may come from another realm (a test VM), where instanceof fails.
+  if (typeof error !== 'object' || error === null) return 'other';
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && refusedStates.test(code)) return 'refused';
+  if (error instanceof DatabaseError) return unavailableStates.test(error.code ?? '') ? 'unavailable' : 'other';
+  // A socket error (ECONNREFUSED, ETIMEDOUT, ...) or one of pg's own connection messages.
+  if (typeof code === 'string' && code.startsWith('E')) return 'unavailable';
+  if (typeof message === 'string' && connectionFailures.test(message)) return 'unavailable';
+  return 'other';
+}
+
+/** True when the database refused the data: no retry can succeed. */
+export function isDataRefusal(error: unknown): boolean {
+  return classifyDatabaseError(error) === 'refused';
+}
+
+/** True when the database could not be reached or is refusing work, i.e. a retry later may succeed. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return classifyDatabaseError(error) === 'unavailable';
+}

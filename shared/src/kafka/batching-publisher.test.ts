@@ -1,0 +1,77 @@
+import type { TopicMessages } from 'kafkajs';
+import { BatchingPublisher, byTopic, type OutgoingCommand } from './batching-publisher';
+
+const command = (topic: string, correlationId: string): OutgoingCommand => ({ topic, correlationId, message: { value: correlationId } });
+
+/** A publisher whose produces are recorded; each produce waits until released when `hold` is set. */
+function recording(options: { lingerMs?: number; maxBatchSize?: number; fail?: boolean } = {}) {
+  const sends: TopicMessages[][] = [];
+  const outcomes: Array<{ ids: string[]; failed: boolean }> = [];
+  const publisher = new BatchingPublisher({
+    send: async (topicMessages) => {
+      sends.push(topicMessages);
+      if (options.fail) throw new Error('broker down');
+    },
+    maxBatchSize: options.maxBatchSize ?? 100,
+    lingerMs: options.lingerMs ?? 0,
+    onSent: (batch, _seconds, error) => outcomes.push({ ids: batch.map((c) => c.correlationId), failed: error !== undefined }),
+  });
+  return { publisher, sends, outcomes };
+}
+
+describe('byTopic', () => {
+  it('groups messages by topic, keeping their order within each topic', () => {
+    const grouped = byTopic([command('t', '1'), command('g', '2'), command('t', '3')]);
+    expect(grouped).toEqual([
+      { topic: 't', messages: [{ value: '1' }, { value: '3' }] },
+      { topic: 'g', messages: [{ value: '2' }] },
+    ]);
+  });
+});
+
+describe('BatchingPublisher', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('when commands arrive in the same turn, sends them in one produce', async () => {
+    const { publisher, sends, outcomes } = recording();
+    publisher.publish(command('t', '1'));
+    publisher.publish(command('t', '2'));
+    publisher.publish(command('g', '3'));
+
+    await jest.runAllTimersAsync();
+
+    expect(sends).toHaveLength(1);
+    expect(outcomes).toEqual([{ ids: ['1', '2', '3'], failed: false }]);
+  });
+
+  it('with a linger, waits for it before the first produce and gathers what arrives meanwhile', async () => {
+    const { publisher, sends } = recording({ lingerMs: 50 });
+    publisher.publish(command('t', '1'));
+    await jest.advanceTimersByTimeAsync(30);
+    publisher.publish(command('t', '2'));
+    expect(sends).toHaveLength(0);
+
+    await jest.advanceTimersByTimeAsync(20);
+
+    expect(sends).toEqual([[{ topic: 't', messages: [{ value: '1' }, { value: '2' }] }]]);
+  });
+
+  it('sends at most maxBatchSize commands in one produce', async () => {
+    const { publisher, outcomes } = recording({ maxBatchSize: 2 });
+    for (const id of ['1', '2', '3', '4', '5']) publisher.publish(command('t', id));
+
+    await jest.runAllTimersAsync();
+
+    expect(outcomes.map((outcome) => outcome.ids)).toEqual([['1', '2'], ['3', '4'], ['5']]);
+  });
+
+  it('when a produce fails, reports the batch as failed', async () => {
+    const { publisher, outcomes } = recording({ fail: true });
+    publisher.publish(command('t', '1'));
+
+    await jest.runAllTimersAsync();
+
+    expect(outcomes).toEqual([{ ids: ['1'], failed: true }]);
+  });
+});

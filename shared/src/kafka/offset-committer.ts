@@ -1,0 +1,60 @@
+// Which offsets a writer may commit, and committing them. A batch's offset is committed only after the
+// batch is stored and replied to, and by a timer rather than per batch (a commit per batch would be a
+// broker round trip in each partition's cycle); a crash redelivers at most one interval's commands,
+// which the stores answer with their rows.
+import type { TopicPartitionOffsetAndMetadata } from 'kafkajs';
+import type { Logger } from '../logger';
+
+export type CommitOffsets = (offsets: TopicPartitionOffsetAndMetadata[]) => Promise<void>;
+
+export class OffsetCommitter {
+  /** Per partition, the next offset after the last batch stored and replied to, not yet committed. */
+  private uncommitted = new Map<number, string>();
+  /** The partitions assigned to this member at its last group join. */
+  private owned = new Set<number>();
+  /** The commit under way, if any: commits run one after the other. */
+  private inProgress: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: { topic: string; logger: Logger }) {}
+
+  /**
+   * Takes the partitions this member owns after a rebalance. Offsets of partitions it no longer owns are
+   * dropped: committed later, they could rewind what their new owner has committed.
+   */
+  assigned(partitions: readonly number[]): void {
+    this.owned = new Set(partitions);
+    for (const partition of this.uncommitted.keys()) if (!this.owned.has(partition)) this.uncommitted.delete(partition);
+  }
+
+  /** Records that every message up to lastOffset of the partition is stored and replied to. */
+  stored(partition: number, lastOffset: string): void {
+    this.uncommitted.set(partition, (BigInt(lastOffset) + 1n).toString());
+  }
+
+  /**
+   * Commits what has been stored since the last commit; what fails is tried again next time. A commit
+   * waits for the one under way, so the last commit of a writer that stops follows the timer's, and
+   * takes back what that one failed to commit, instead of finding nothing left and letting the
+   * consumer disconnect under it.
+   */
+  commit(commitOffsets: CommitOffsets): Promise<void> {
+    const run = this.inProgress.then(() => this.commitNow(commitOffsets));
+    this.inProgress = run.catch(() => undefined);
+    return run;
+  }
+
+  private async commitNow(commitOffsets: CommitOffsets): Promise<void> {
+    if (this.uncommitted.size === 0) return;
+    const taken = [...this.uncommitted].filter(([partition]) => this.owned.has(partition));
+    this.uncommitted = new Map();
+    if (taken.length === 0) return;
+    try {
+      await commitOffsets(taken.map(([partition, offset]) => ({ topic: this.options.topic, partition, offset })));
+    } catch (error) {
+      for (const [partition, offset] of taken) {
+        if (this.owned.has(partition) && !this.uncommitted.has(partition)) this.uncommitted.set(partition, offset);
+      }
+      this.options.logger.warn({ err: (error as Error).message }, 'could not commit offsets; retrying at the next interval');
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import type { KafkaMessage } from 'kafkajs';
+import { REPLIES_PER_MESSAGE } from '../schemas/reply.schema';
+import { addressedReply, deadLetter, outgoingMessages, replyFor, type Outgoing } from './reply-builder';
+import { headers } from './topics';
+
+function message(messageHeaders: Record<string, string>, offset = '7'): KafkaMessage {
+  return {
+    offset,
+    key: Buffer.from('k'),
+    value: Buffer.from('{}'),
+    timestamp: '0',
+    attributes: 0,
+    headers: messageHeaders,
+  } as KafkaMessage;
+}
+
+const stored = { id: 3, information: 'recorded', duplicate: false };
+
+describe('replyFor', () => {
+  it('answers a stored command with its row', () => {
+    expect(replyFor(stored)).toEqual({ ok: true, id: 3, information: 'recorded', duplicate: false });
+  });
+
+  it('answers a refused command 400 E-V1/1-01 without the database’s own words', () => {
+    const reply = replyFor({ refused: 'refused by the database: date/time field value out of range' });
+    expect(reply).toEqual({
+      ok: false,
+      code: 'E-V1/1-01',
+      message: 'The request body is invalid',
+      detail: 'a value of this request cannot be stored',
+    });
+  });
+});
+
+describe('addressedReply', () => {
+  it('addresses the reply to the topic and correlation id the command carries', () => {
+    const outgoing = addressedReply(message({ [headers.correlationId]: 'c-1', [headers.replyTopic]: 'p.replies' }), stored);
+    expect(outgoing).toEqual({ replyTopic: 'p.replies', reply: { correlationId: 'c-1', reply: replyFor(stored) } });
+  });
+
+  it('sends nothing for a command that asks for no reply', () => {
+    expect(addressedReply(message({ [headers.correlationId]: 'c-1' }), stored)).toBeUndefined();
+    expect(addressedReply(message({ [headers.replyTopic]: 'p.replies' }), stored)).toBeUndefined();
+  });
+});
+
+describe('deadLetter', () => {
+  it('keeps the message as it was and adds the reason and where it came from', () => {
+    const original = message({ [headers.requestId]: 'r-1' }, '42');
+    const outgoing = deadLetter(original, 'not JSON', { topic: 'p.trip-locations', partition: 5 });
+    expect(outgoing).toEqual({
+      deadLetter: {
+        key: original.key,
+        value: original.value,
+        headers: {
+          [headers.requestId]: 'r-1',
+          [headers.deadLetterReason]: 'not JSON',
+          [headers.deadLetterSource]: 'p.trip-locations/5/42',
+        },
+      },
+    });
+  });
+});
+
+describe('outgoingMessages', () => {
+  const reply = (topic: string, correlationId: string): Outgoing => ({
+    replyTopic: topic,
+    reply: { correlationId, reply: replyFor(stored) },
+  });
+
+  it('puts the replies to one gateway in one message, per reply topic, and the dead letters last', () => {
+    const letter = deadLetter(message({}), 'bad', { topic: 't', partition: 0 });
+    const topicMessages = outgoingMessages([reply('a', '1'), letter, reply('b', '2'), reply('a', '3')], 'p.dead-letter');
+
+    expect(topicMessages.map(({ topic, messages }) => [topic, messages.length])).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['p.dead-letter', 1],
+    ]);
+    const sentToA = JSON.parse(String(topicMessages[0]!.messages[0]!.value));
+    expect(sentToA.map((entry: { correlationId: string }) => entry.correlationId)).toEqual(['1', '3']);
+  });
+
+  it('splits the replies into messages of at most REPLIES_PER_MESSAGE', () => {
+    const many = Array.from({ length: REPLIES_PER_MESSAGE + 1 }, (_, index) => reply('a', String(index)));
+    const [toA] = outgoingMessages(many, 'p.dead-letter');
+    expect(toA!.messages.map((m) => JSON.parse(String(m.value)).length)).toEqual([REPLIES_PER_MESSAGE, 1]);
+  });
+});

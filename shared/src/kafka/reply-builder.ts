@@ -1,0 +1,83 @@
+// What a writer sends once a batch is stored: a reply to each command that names a reply topic, and the
+// messages it set aside as dead letters, grouped into as few messages as possible (one per reply topic
+// and REPLIES_PER_MESSAGE replies).
+import type { KafkaMessage, Message, TopicMessages } from 'kafkajs';
+import { errorCodes } from '../errors';
+import { REPLIES_PER_MESSAGE, type AddressedReply, type CommandReply } from '../schemas/reply.schema';
+import { headerText } from './message-headers';
+import { headers } from './topics';
+
+/** What storing one command came to: its reply, or the reason the database refused it. */
+export type StoreOutcome = StoredCommand | { refused: string };
+
+/** A command stored (or found stored before): what its client is told. */
+export interface StoredCommand {
+  id: number;
+  information: string;
+  /** True when the command had already been stored (a retry or a redelivery). */
+  duplicate: boolean;
+}
+
+export const isRefused = (outcome: StoreOutcome): outcome is { refused: string } => 'refused' in outcome;
+
+/** The database's own words stay in the dead letter; the client learns that retrying is pointless. */
+const REFUSED_REPLY: CommandReply = {
+  ok: false,
+  code: errorCodes.validationFailed.code,
+  message: errorCodes.validationFailed.message,
+  detail: 'a value of this request cannot be stored',
+};
+
+export function replyFor(outcome: StoreOutcome): CommandReply {
+  return isRefused(outcome) ? REFUSED_REPLY : { ok: true, ...outcome };
+}
+
+/** A reply to a gateway, or a message set aside as a dead letter. */
+export type Outgoing = { replyTopic: string; reply: AddressedReply } | { deadLetter: Message };
+
+/** The reply to a command's message, or nothing when the message asks for none (no correlation id or reply topic). */
+export function addressedReply(message: Pick<KafkaMessage, 'headers'>, outcome: StoreOutcome): Outgoing | undefined {
+  const correlationId = headerText(message.headers, headers.correlationId);
+  const replyTopic = headerText(message.headers, headers.replyTopic);
+  if (!correlationId || !replyTopic) return undefined;
+  return { replyTopic, reply: { correlationId, reply: replyFor(outcome) } };
+}
+
+/** The message as it was, with the reason and its origin (topic/partition/offset) in headers. */
+export function deadLetter(message: KafkaMessage, reason: string, source: { topic: string; partition: number }): Outgoing {
+  return {
+    deadLetter: {
+      key: message.key,
+      value: message.value,
+      headers: {
+        ...message.headers,
+        [headers.deadLetterReason]: reason,
+        [headers.deadLetterSource]: `${source.topic}/${source.partition}/${message.offset}`,
+      },
+    },
+  };
+}
+
+/** One message per reply topic (per REPLIES_PER_MESSAGE replies), and the dead letters as they are. */
+export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic: string): TopicMessages[] {
+  const replies = new Map<string, AddressedReply[]>();
+  const deadLetters: Message[] = [];
+  for (const item of outgoing) {
+    if ('deadLetter' in item) {
+      deadLetters.push(item.deadLetter);
+      continue;
+    }
+    const list = replies.get(item.replyTopic) ?? [];
+    list.push(item.reply);
+    replies.set(item.replyTopic, list);
+  }
+  const topicMessages: TopicMessages[] = [...replies].map(([topic, list]) => {
+    const messages: Message[] = [];
+    for (let start = 0; start < list.length; start += REPLIES_PER_MESSAGE) {
+      messages.push({ value: JSON.stringify(list.slice(start, start + REPLIES_PER_MESSAGE)) });
+    }
+    return { topic, messages };
+  });
+  if (deadLetters.length) topicMessages.push({ topic: deadLetterTopic, messages: deadLetters });
+  return topicMessages;
+}
