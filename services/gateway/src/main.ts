@@ -1,9 +1,14 @@
 // Process entry point of the gateway.
-import { runService } from '@fleet/shared';
+import { commandStopDeadlineMs, runService } from '@fleet/shared';
 import { gatewayConfig } from './config';
 import { start } from './start';
 
 runService('gateway', () => {
   const config = gatewayConfig();
-  return { level: config.LOG_LEVEL, start: (logger) => start(config, logger) };
+  return {
+    level: config.LOG_LEVEL,
+    // The drain waits for in-flight commands' replies, so the deadline follows REPLY_TIMEOUT_MS.
+    stopDeadlineMs: commandStopDeadlineMs(config.REPLY_TIMEOUT_MS),
+    start: (logger) => start(config, logger),
+  };
 });

@@ -14,6 +14,8 @@ export interface CacheLookupCounter {
 export interface GatewayMetrics {
   registry: Registry;
   observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** An error answer, by the code in its body (E-S1/1-03 and the like). */
+  countErrorResponse(method: string, route: string, status: number, code: string): void;
   /** Fits CommandBusOptions.onPublish. */
   observePublish(size: number, seconds: number, ok: boolean): void;
   /** Fits CommandBusOptions.onReply. */
@@ -38,6 +40,13 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     help: 'HTTP requests by method, route pattern and status (499: the client went away first); _count counts requests',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  // Error answers only: a code label on the request histogram would multiply its buckets by every code.
+  const errorResponses = new Counter({
+    name: 'fleet_http_error_responses_total',
+    help: 'HTTP error answers by method, route pattern, status and the code in the body (e.g. E-S1/1-03)',
+    labelNames: ['method', 'route', 'status', 'code'] as const,
     registers: [registry],
   });
   const produceDuration = new Histogram({
@@ -93,6 +102,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registry,
     observeRequest(method, route, status, seconds) {
       requestObserver(method, route, status).observe(seconds);
+    },
+    countErrorResponse(method, route, status, code) {
+      errorResponses.inc({ method, route, status: String(status), code });
     },
     observePublish(size, seconds, ok) {
       (ok ? produced.ok : produced.error).observe(seconds);

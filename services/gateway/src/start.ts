@@ -1,17 +1,22 @@
 // Starts the gateway: connects PostgreSQL, Redis and Kafka (failing with one clear line when one is
 // unreachable), then serves HTTP. Returns a handle whose stop() shuts down in order.
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
+import bytes from 'bytes';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import {
   CommandBus,
+  commandDrainMs,
   createKafka,
+  createKafkaOutageMetrics,
   createLogger,
   createPool,
+  missingTopics,
+  missingTopicsMessage,
   redactUrl,
   topicsFor,
-  waitAtMost,
   type Logger,
 } from '@fleet/shared';
 import { createApiKeyAuth } from './api-keys/api-key-auth';
@@ -20,6 +25,7 @@ import { createCategoryCache } from './categories/category-cache';
 import { createCategoryReader } from './categories/get-category';
 import type { GatewayConfig } from './config';
 import { createApp } from './http/app';
+import { createBodyBudget } from './http/body-budget';
 import { createGatewayMetrics } from './metrics';
 
 export { gatewayConfig, type GatewayConfig } from './config';
@@ -73,6 +79,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     jwksUrl: config.JWKS_URL,
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
+    maxLifetimeSeconds: config.JWT_MAX_LIFETIME_SECONDS,
     cacheSize: config.JWT_CACHE_SIZE,
   });
 
@@ -86,14 +93,21 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   redis.on('error', (error: Error) => {
     lastRedisError = error.message;
   });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `fleet-gateway-${config.instanceId}`, logger });
-  const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
   const metrics = createGatewayMetrics({ pendingReplies: () => bus.pendingCount() });
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `fleet-gateway-${config.instanceId}`,
+    logger,
+    outages: createKafkaOutageMetrics(metrics.registry),
+  });
+  const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
+  const neededTopics = [topics.tripLocations, topics.vehicleGroups, topics.replies];
+  const topicAdmin = kafka.admin();
   const bus = new CommandBus({
     kafka,
     topics,
     instanceId: config.instanceId,
-    fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
     lingerMs: config.KAFKA_LINGER_MS,
     logger,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
@@ -111,7 +125,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
 
   const closeAll = async () => {
     apiKeys.stop();
-    await Promise.allSettled([bus.stop(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
+    await Promise.allSettled([bus.stop(), topicAdmin.disconnect(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
   };
   try {
     await reach(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}`, () => pool.query('SELECT 1'));
@@ -120,9 +134,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         await redis.connect();
         await redis.ping();
       } catch (error) {
-        throw new Error(lastRedisError || (error as Error).message);
+        throw new Error(lastRedisError || (error as Error).message, { cause: error });
       }
     });
+    await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => topicAdmin.connect());
+    const missing = await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => missingTopics(topicAdmin, neededTopics));
+    if (missing.length > 0) throw new StartupError(missingTopicsMessage(missing));
     await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => bus.start());
     await reach('cannot load the API keys', () => apiKeys.start());
   } catch (error) {
@@ -135,8 +152,14 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   const app = createApp({
     logger,
     trustProxy: config.TRUST_PROXY,
-    health: { pool, redis, bus, isStopping: () => stopping },
-    writes: { bus, topics, tokens, bodyLimit: config.BODY_LIMIT },
+    health: { pool, redis, bus, missingTopics: () => missingTopics(topicAdmin, neededTopics), isStopping: () => stopping },
+    writes: {
+      bus,
+      topics,
+      tokens,
+      bodyLimit: config.BODY_LIMIT,
+      bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
+    },
     categories: {
       apiKeys,
       reader: createCategoryReader({
@@ -179,7 +202,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       server.on('request', (_req, res) => {
         if (!res.headersSent) res.setHeader('Connection', 'close');
       });
-      await waitAtMost(closed, config.REPLY_TIMEOUT_MS + 1000);
+      await Promise.race([closed, sleep(commandDrainMs(config.REPLY_TIMEOUT_MS), undefined, { ref: false })]);
       server.closeAllConnections();
       await closeAll();
       logger.info('gateway stopped');

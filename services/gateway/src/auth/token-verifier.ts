@@ -1,7 +1,7 @@
 // Bearer-token verification for the write routes. The algorithm is pinned to the configured key's,
-// `exp` is required, and issuer and audience are checked when configured. A token that verified once
-// is remembered until it expires, so a device posting every few seconds with the same token does not
-// pay for a signature check each time.
+// `exp` is required, an `iat` in the future is refused, and issuer, audience and the longest lifetime
+// are checked when configured. A token that verified once is remembered until it expires, so a device
+// posting every few seconds with the same token does not pay for a signature check each time.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
@@ -13,6 +13,8 @@ export interface TokenVerifierOptions {
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
+  /** Longest `exp - iat` accepted; a token without `iat` is then refused, its lifetime being unknown. */
+  maxLifetimeSeconds?: number;
   cacheSize: number;
 }
 
@@ -38,7 +40,7 @@ export function describeTokenError(error: unknown): string {
   if (error instanceof errors.JOSEAlgNotAllowed) return 'jwt algorithm not allowed';
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'invalid signature';
   if (error instanceof errors.JWKSNoMatchingKey) return 'no key matches the jwt';
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JOSEError && error.code === 'ERR_JWKS_INVALID') {
+  if (error instanceof errors.JWKSTimeout || (error instanceof errors.JOSEError && error.code === 'ERR_JWKS_INVALID')) {
     return 'signing keys unavailable';
   }
   if (error instanceof errors.JOSENotSupported) return 'jwt uses an unsupported header';
@@ -53,8 +55,31 @@ function algorithmOf(key: KeyObject): string[] {
 
 /** 9999-12-31T23:59:59Z */
 const MAX_EXP_SECONDS = 253_402_300_799;
-const bearerPattern = /^Bearer[ ]+(\S+)[ ]*$/i;
+/** How far ahead of this host's clock an issuer's clock may run before its `iat` is refused as in the future. */
+export const IAT_CLOCK_SKEW_SECONDS = 60;
+const bearerScheme = /^Bearer(?:[ \t]+(.*))?$/i;
 const compactJws = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * What follows the Bearer scheme, or undefined when no bearer token was sent. Anything that is not
+ * one token ("Bearer a b", "Bearer Bearer x", "Bearer x, Bearer y") is returned as is: a token was
+ * sent, and it is malformed.
+ */
+function bearerCredentials(authorization: string | undefined): string | undefined {
+  return bearerScheme.exec(authorization ?? '')?.[1]?.trim() || undefined;
+}
+
+/** The claims jose leaves alone: an `iat` in the future, and a lifetime over the configured maximum. */
+function checkIssuedAt(payload: JWTPayload, maxLifetimeSeconds: number | undefined): void {
+  if (payload.iat === undefined) {
+    if (maxLifetimeSeconds !== undefined) throw invalidToken('jwt must have a numeric iat claim');
+    return;
+  }
+  if (payload.iat > Date.now() / 1000 + IAT_CLOCK_SKEW_SECONDS) throw invalidToken('jwt issued in the future');
+  if (maxLifetimeSeconds !== undefined && payload.exp! - payload.iat > maxLifetimeSeconds) {
+    throw invalidToken(`jwt lifetime exceeds ${maxLifetimeSeconds} seconds`);
+  }
+}
 
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   let verifyWith: (token: string, verifyOptions: JWTVerifyOptions) => Promise<{ payload: JWTPayload }>;
@@ -88,7 +113,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   return {
     async verify(authorization) {
-      const token = authorization ? bearerPattern.exec(authorization)?.[1] : undefined;
+      const token = bearerCredentials(authorization);
       if (!token) throw new AppError({ kind: 'tokenRequired' });
 
       const expiresAt = verified.get(token);
@@ -104,6 +129,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         if (typeof payload.exp !== 'number') throw invalidToken('jwt must have a numeric exp claim');
         // An exp written in milliseconds would otherwise make a token valid for fifty thousand years.
         if (payload.exp > MAX_EXP_SECONDS) throw invalidToken('jwt exp is not in seconds');
+        checkIssuedAt(payload, options.maxLifetimeSeconds);
         verified.set(token, payload.exp * 1000);
       } catch (error) {
         if (error instanceof AppError) throw error;

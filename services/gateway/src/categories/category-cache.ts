@@ -1,6 +1,7 @@
 // The Redis side of the cache-aside category read. A key holds the response body ready to send, or a
 // marker for an id known not to exist. Redis is optional: while it is away or slow every call
 // resolves as a miss at once, the outage is logged once, and Redis is used again when it answers.
+import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@fleet/shared';
 import type { CacheLookupCounter } from '../metrics';
@@ -10,8 +11,8 @@ export const NOT_FOUND = Symbol('category not found');
 export const NOT_FOUND_MARKER = 'not-found';
 const notFoundMarker = Buffer.from(NOT_FOUND_MARKER);
 
-/** After a failed command, how long to serve from PostgreSQL before trying Redis again, so a slow
- * Redis costs one command timeout per pause rather than one per request. */
+/** After a failed command, how long to serve from PostgreSQL before trying Redis again (the circuit
+ * breaker's open time), so a slow Redis costs one command timeout per pause rather than one per request. */
 const PAUSE_AFTER_FAILURE_MS = 1000;
 
 export function categoryCacheKey(prefix: string, id: string): string {
@@ -44,7 +45,7 @@ const ERROR = { result: 'error' } as const;
 export function createCategoryCache(options: CategoryCacheOptions): CategoryCache {
   const { redis, prefix, ttlSeconds, notFoundTtlSeconds, logger, lookups } = options;
   let unavailable = false;
-  let pausedUntil = 0;
+  const breaker = circuitBreaker(handleAll, { halfOpenAfter: PAUSE_AFTER_FAILURE_MS, breaker: new ConsecutiveBreaker(1) });
 
   const markUnavailable = (reason: string) => {
     if (unavailable) return;
@@ -56,21 +57,15 @@ export function createCategoryCache(options: CategoryCacheOptions): CategoryCach
     unavailable = false;
     logger.info('category cache available again');
   };
+  /** A command refused by the open breaker was never sent: nothing new to report. */
   const onFailure = (error: Error) => {
-    pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS;
-    markUnavailable(error.message);
+    if (!(error instanceof BrokenCircuitError)) markUnavailable(error.message);
     return undefined;
   };
-  const usable = (): boolean => {
-    if (redis.status !== 'ready') {
-      markUnavailable(`redis connection is ${redis.status}`);
-      return false;
-    }
-    if (pausedUntil !== 0) {
-      if (Date.now() < pausedUntil) return false;
-      pausedUntil = 0;
-    }
-    return true;
+  const connected = (): boolean => {
+    if (redis.status === 'ready') return true;
+    markUnavailable(`redis connection is ${redis.status}`);
+    return false;
   };
   const onValue = (value: Buffer | null): CachedCategory => {
     markAvailable();
@@ -85,16 +80,18 @@ export function createCategoryCache(options: CategoryCacheOptions): CategoryCach
 
   return {
     get(id) {
-      if (!usable()) {
+      if (!connected()) {
         lookups?.inc(ERROR);
         return Promise.resolve(undefined);
       }
-      return redis.getBuffer(categoryCacheKey(prefix, id)).then(onValue, onLookupFailure);
+      return breaker.execute(() => redis.getBuffer(categoryCacheKey(prefix, id))).then(onValue, onLookupFailure);
     },
     set(id, body) {
-      if (!usable()) return;
+      if (!connected()) return;
       const key = categoryCacheKey(prefix, id);
-      const stored = body === null ? redis.set(key, NOT_FOUND_MARKER, 'EX', notFoundTtlSeconds) : redis.set(key, body, 'EX', ttlSeconds);
+      const stored = breaker.execute(() =>
+        body === null ? redis.set(key, NOT_FOUND_MARKER, 'EX', notFoundTtlSeconds) : redis.set(key, body, 'EX', ttlSeconds),
+      );
       stored.then(markAvailable, onFailure);
     },
   };

@@ -14,7 +14,7 @@ export function csvToRows(text: string): Record<string, string>[] {
       skip_empty_lines: true,
     }) as Record<string, string>[];
   } catch (error) {
-    throw new Error(`invalid CSV: ${(error as Error).message}`);
+    throw new Error(`invalid CSV: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -32,6 +32,6 @@ export async function readCategoryFile(file: string): Promise<unknown[]> {
   try {
     return parseCategoryFile(text, extension === '.csv' ? 'csv' : 'json');
   } catch (error) {
-    throw new Error(`${file}: ${(error as Error).message}`);
+    throw new Error(`${file}: ${(error as Error).message}`, { cause: error });
   }
 }

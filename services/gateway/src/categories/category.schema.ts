@@ -21,14 +21,18 @@ const temperature = z.preprocess(
 export const categoryRowSchema = z
   .object({
     // Lower case, as PostgreSQL prints uuids, so the cache key of an imported id is the one reads use.
-    id: z.string().trim().uuid().transform((id) => id.toLowerCase()),
+    id: z
+      .string()
+      .trim()
+      .uuid()
+      .transform((id) => id.toLowerCase()),
     name: z.string().trim().min(1, 'must not be empty'),
     min_temperature: temperature,
     max_temperature: temperature,
   })
-  .refine(
-    (row) => row.min_temperature === null || row.max_temperature === null || row.min_temperature <= row.max_temperature,
-    { message: 'must not be above max_temperature', path: ['min_temperature'] },
-  );
+  .refine((row) => row.min_temperature === null || row.max_temperature === null || row.min_temperature <= row.max_temperature, {
+    message: 'must not be above max_temperature',
+    path: ['min_temperature'],
+  });
 
 export type Category = z.output<typeof categoryRowSchema>;

@@ -2,9 +2,8 @@
 // per id however many requests miss at once) and fill the cache. The result is the response body,
 // serialised once, so a cache hit is sent as the bytes Redis returned.
 import type { Pool } from 'pg';
-import { DatabaseError } from 'pg';
 import type { ZodError } from 'zod';
-import { AppError } from '@fleet/shared';
+import { AppError, isDatabaseUnavailable } from '@fleet/shared';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
 import { findCategory } from './category-store';
@@ -76,21 +75,6 @@ export function categoryBody(category: Category): string {
       max_temperature: category.max_temperature,
     },
   });
-}
-
-/** SQLSTATE classes that mean the server cannot serve now, as opposed to a fault in the query. */
-const unavailableStates = /^(08|53|57P)/;
-
-/** What pg throws, without a code, when a connection cannot be had or is lost mid-query. */
-const connectionFailures = /connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
-
-/** True when the database could not be reached or is refusing work, i.e. a retry later may succeed. */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  if (error instanceof DatabaseError) return unavailableStates.test(error.code ?? '');
-  // Duck-typed: socket errors may come from another realm (a test VM), where instanceof Error fails.
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return (typeof code === 'string' && code.startsWith('E')) || (typeof message === 'string' && connectionFailures.test(message));
 }
 
 export interface CategoryReaderDeps {

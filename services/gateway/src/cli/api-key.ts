@@ -3,7 +3,7 @@
 // running gateways pick up a change within API_KEY_REFRESH_SECONDS.
 import { z } from 'zod';
 import { createPool, loadConfig, postgresUrl } from '@fleet/shared';
-import { runAsProgram, type CliIo } from './cli-io';
+import { positionals, runAsProgram, type CliIo } from './cli-io';
 import { ApiKeyLabelTaken, createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-key-store';
 
 const USAGE = 'usage: npm run api-key -- create <label> | revoke <label> | list';
@@ -12,7 +12,9 @@ const labelSchema = z.string().trim().min(1, 'a label is required').max(100, 'a 
 type Command = { name: 'create' | 'revoke'; label: string } | { name: 'list' };
 
 export function parseApiKeyArgs(args: readonly string[]): Command | { problem: string } {
-  const [name, ...rest] = args;
+  const words = positionals(args);
+  if (!words) return { problem: USAGE };
+  const [name, ...rest] = words;
   if (name === 'list' && rest.length === 0) return { name };
   if (name !== 'create' && name !== 'revoke') return { problem: USAGE };
   const label = labelSchema.safeParse(rest.join(' '));

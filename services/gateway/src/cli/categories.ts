@@ -7,7 +7,7 @@ import { createPool, loadConfig, postgresUrl, redisUrl } from '@fleet/shared';
 import { readCategoryFile } from '../categories/category-file';
 import { CategoryImportError, importCategories } from '../categories/import-categories';
 import { cacheKeyPrefix } from '../config';
-import { runAsProgram, type CliIo } from './cli-io';
+import { positionals, runAsProgram, type CliIo } from './cli-io';
 
 const USAGE = 'usage: npm run categories -- import <file.json|file.csv>';
 
@@ -26,7 +26,7 @@ async function connectRedis(url: string): Promise<Redis | undefined> {
 }
 
 export async function runCategoriesCli(args: readonly string[], io: CliIo): Promise<number> {
-  const [command, file, ...extra] = args;
+  const [command, file, ...extra] = positionals(args) ?? [];
   if (command !== 'import' || !file || extra.length > 0) {
     io.err(USAGE);
     return 2;

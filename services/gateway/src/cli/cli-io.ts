@@ -1,5 +1,6 @@
 // How the operator CLIs meet the process: their logic takes an environment and two line writers (so
 // tests run it in-process), and runs as a program only through runAsProgram.
+import { parseArgs } from 'node:util';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -22,4 +23,13 @@ export function runAsProgram(cli: (args: readonly string[], io: CliIo) => Promis
       process.exitCode = 1;
     },
   );
+}
+
+/** The words of a command line that takes no options; undefined when it holds one (e.g. `--force`). */
+export function positionals(args: readonly string[]): string[] | undefined {
+  try {
+    return parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true }).positionals;
+  } catch {
+    return undefined;
+  }
 }

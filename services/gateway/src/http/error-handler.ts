@@ -37,7 +37,10 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
 }
 
 export function sendError(res: Parameters<RequestHandler>[1], error: AppError): void {
+  // Read by observe-requests.ts, which counts answers by code.
+  res.locals.errorCode = error.code;
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   sendJson(res, error.httpStatus, error);
 }
 

@@ -1,17 +1,23 @@
-// Liveness and readiness. /readyz is 200 only when every dependency a request needs answers.
+// Liveness and readiness. /readyz answers 503 only when this instance cannot do its job: PostgreSQL or
+// Kafka does not answer, a topic it needs is missing, or it is stopping. Redis is a cache: while it is
+// away, category reads are served from PostgreSQL, so the instance stays ready and says "degraded".
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import type { CommandBus } from '@fleet/shared';
+import { missingTopicsMessage, type CommandBus } from '@fleet/shared';
 
 export interface HealthDeps {
   pool: Pool;
   redis: Redis;
   bus: CommandBus;
+  /** The topics this gateway needs that the broker does not have. */
+  missingTopics: () => Promise<string[]>;
   isStopping: () => boolean;
 }
 
-async function check(probe: () => Promise<unknown>): Promise<'up' | 'down'> {
+type State = 'up' | 'down';
+
+async function check(probe: () => Promise<unknown>): Promise<State> {
   try {
     await probe();
     return 'up';
@@ -25,12 +31,16 @@ export function addHealthRoutes(router: Express, deps: HealthDeps): void {
     res.json({ status: 'alive' });
   });
   router.get('/readyz', async (_req, res) => {
-    const [postgres, redis] = await Promise.all([
+    const [postgres, redis, missing] = await Promise.all([
       check(() => deps.pool.query('SELECT 1')),
       check(() => deps.redis.ping()),
+      deps.bus.isReady() ? deps.missingTopics().catch(() => undefined) : Promise.resolve(undefined),
     ]);
-    const checks = { postgres, redis, kafka: deps.bus.isReady() ? 'up' : 'down' };
-    const ready = !deps.isStopping() && Object.values(checks).every((state) => state === 'up');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+    const kafka: State = missing?.length === 0 ? 'up' : 'down';
+    const checks = { postgres, redis, kafka };
+    const ready = !deps.isStopping() && postgres === 'up' && kafka === 'up';
+    const status = !ready ? 'not ready' : redis === 'up' ? 'ready' : 'degraded';
+    const detail = missing?.length ? missingTopicsMessage(missing) : undefined;
+    res.status(ready ? 200 : 503).json({ status, checks, ...(detail ? { detail } : {}) });
   });
 }

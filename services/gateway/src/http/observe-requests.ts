@@ -1,7 +1,7 @@
 // Times every request, records it in the request histogram by route pattern (never the raw URL, so
-// the label set stays bounded) and logs one line per request at debug level. Info would cost
-// throughput on the hot paths, so per-request lines appear only with LOG_LEVEL=debug; errors are
-// logged by the error handler whatever the level.
+// the label set stays bounded), counts error answers by their code, and logs one line per request at
+// debug level. Info would cost throughput on the hot paths, so per-request lines appear only with
+// LOG_LEVEL=debug; errors are logged by the error handler whatever the level.
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@fleet/shared';
 import type { GatewayMetrics } from '../metrics';
@@ -26,12 +26,15 @@ export function observeRequests(metrics: GatewayMetrics, logger: Logger): Reques
 
   // One function for every response, with the response as `this`: no closure per request.
   function onClose(this: Response): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- `this` is the response; named for what it is
     const res = this;
     const req = res.req;
     const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
     const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
     const route = routeOf(req);
     metrics.observeRequest(req.method, route, status, seconds);
+    const code = res.locals.errorCode as string | undefined;
+    if (code) metrics.countErrorResponse(req.method, route, status, code);
     if (logger.isLevelEnabled('debug')) {
       logger.debug(
         { requestId: requestIdOf(res), method: req.method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 },

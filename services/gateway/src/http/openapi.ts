@@ -4,6 +4,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import {
+  IDEMPOTENCY_KEY_MAX_LENGTH,
   IMEI_MAX_LENGTH,
   VEHICLE_GROUP_NAME_MAX_LENGTH,
   VEHICLE_IDS_MAX,
@@ -15,8 +16,10 @@ import {
 } from '@fleet/shared';
 import { CATEGORY_BASE_PATH } from '../categories/category-routes';
 import { categoryParamsSchema } from '../categories/category.schema';
+import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { requestIdPattern } from './request-id';
-import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
+import { NDJSON_TYPE, TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
+import { FORM_FIELDS_MAX, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
 
 extendZodWithOpenApi(z);
 
@@ -44,7 +47,10 @@ function isPreprocess(schema: z.ZodTypeAny): schema is z.ZodEffects<z.ZodTypeAny
 /** `coerced` is the type the preprocessor produces; `checked` carries the bounds applied after it. */
 function accepted(coerced: z.ZodTypeAny, checked: z.ZodTypeAny): z.ZodTypeAny {
   if (coerced instanceof z.ZodNumber) {
-    const numericText = z.string().regex(new RegExp(numericTextPattern)).openapi({ description: 'a numeric string, within the same bounds' });
+    const numericText = z
+      .string()
+      .regex(new RegExp(numericTextPattern))
+      .openapi({ description: 'a numeric string, within the same bounds' });
     return z.union([checked, numericText]);
   }
   if (coerced instanceof z.ZodBoolean) {
@@ -60,7 +66,9 @@ function accepted(coerced: z.ZodTypeAny, checked: z.ZodTypeAny): z.ZodTypeAny {
 const gpsTime = z
   .union([
     z.string().openapi({
-      description: 'ISO-8601 with an offset or Z (e.g. 2026-11-22T08:30:00+07:00), "YYYY-MM-DD HH:mm:ss" in UTC, or epoch digits',
+      description:
+        'ISO-8601 with an offset of at most ±14:00 or Z (e.g. 2026-11-22T08:30:00+07:00), "YYYY-MM-DD HH:mm:ss" in UTC, or epoch digits; ' +
+        'a leap second (23:59:60 UTC) is read as the first second of the next day',
     }),
     z.number().min(0).openapi({ description: 'epoch seconds (below 1e11) or milliseconds' }),
   ])
@@ -71,7 +79,20 @@ const tripLocationWire = tripLocationRequestSchema
     ...Object.fromEntries(Object.entries(tripLocationRequestSchema.shape).map(([name, field]) => [name, wireForm(field)])),
     gpsTime,
   })
-  .openapi({ description: 'A position report (spec 2.2); JSON or form-urlencoded, unknown fields are ignored' });
+  .openapi({
+    description: `A position report (spec 2.2); JSON or form-urlencoded, unknown fields are ignored (a form may hold at most ${FORM_FIELDS_MAX} fields)`,
+  });
+
+/**
+ * The name's length is checked in a refinement, since zod's max() counts UTF-16 units; JSON Schema's
+ * maxLength counts characters as the refinement does, so it is restated here.
+ */
+const vehicleGroupWire = vehicleGroupRequestSchema.extend({
+  vehicleGroupName: vehicleGroupRequestSchema.shape.vehicleGroupName.openapi({
+    maxLength: VEHICLE_GROUP_NAME_MAX_LENGTH,
+    description: 'Trimmed; at least one visible character, no control or bidirectional control characters',
+  }),
+});
 
 const errorBody = z
   .object({
@@ -109,7 +130,10 @@ const categoryIdError = z
     errors: z.record(z.array(z.string())).openapi({ description: 'field -> messages' }),
     errors_v2: z
       .object({
-        formatted: z.object({ _errors: z.array(z.string()) }).catchall(z.unknown()).openapi({ description: "zod's formatted error tree" }),
+        formatted: z
+          .object({ _errors: z.array(z.string()) })
+          .catchall(z.unknown())
+          .openapi({ description: "zod's formatted error tree" }),
         issues: z.array(
           z
             .object({
@@ -132,8 +156,9 @@ const liveness = z.object({ status: z.literal('alive') }).strict();
 const dependencyState = z.enum(['up', 'down']);
 const readiness = z
   .object({
-    status: z.enum(['ready', 'not ready']),
+    status: z.enum(['ready', 'degraded', 'not ready']),
     checks: z.object({ postgres: dependencyState, redis: dependencyState, kafka: dependencyState }).strict(),
+    detail: z.string().optional().describe('Names the topics that are missing, when that is why Kafka is down'),
   })
   .strict();
 
@@ -167,6 +192,40 @@ const exampleTrip = {
   satellite: 9,
 };
 
+const exampleBatch = [exampleTrip, { ...exampleTrip, gpsTime: '2026-11-22T08:30:05Z', latitude: -6.2091 }];
+
+const batchStored = {
+  message: 'Trip locations have been processed',
+  data: {
+    accepted: 2,
+    rejected: 0,
+    items: [
+      { index: 0, id: 1842 },
+      { index: 1, id: 1843 },
+    ],
+  },
+};
+
+const batchWithRefusal = {
+  message: 'Trip locations have been processed',
+  data: {
+    accepted: 1,
+    rejected: 1,
+    items: [
+      { index: 0, id: 1842 },
+      {
+        index: 1,
+        error: {
+          code: errorCodes.validationFailed.code,
+          message: errorCodes.validationFailed.message,
+          detail: 'latitude: Number must be less than or equal to 90',
+          issues: [{ path: 'latitude', code: 'too_big', message: 'Number must be less than or equal to 90' }],
+        },
+      },
+    ],
+  },
+};
+
 function buildDocument(): object {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'BearerJwt', {
@@ -189,9 +248,15 @@ function buildDocument(): object {
     description: 'Seconds to wait before retrying',
     schema: { type: 'integer' },
   });
+  registry.registerComponent('headers', 'Idempotency-Key', {
+    description:
+      "The create's key: the client's own, or the one the gateway generated. The group may still be stored after this " +
+      'answer; a retry with this key answers with that group instead of creating a second one.',
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH },
+  });
 
   const TripLocationRequest = registry.register('TripLocationRequest', tripLocationWire);
-  const VehicleGroupRequest = registry.register('VehicleGroupRequest', vehicleGroupRequestSchema);
+  const VehicleGroupRequest = registry.register('VehicleGroupRequest', vehicleGroupWire);
   const CreationResult = registry.register('CreationResult', creationResult);
   const ErrorBody = registry.register('Error', errorBody);
   const ValidationError = registry.register('ValidationError', validationErrorBody);
@@ -201,13 +266,21 @@ function buildDocument(): object {
   const Liveness = registry.register('Liveness', liveness);
   const Readiness = registry.register('Readiness', readiness);
 
-  const badWrite = json(z.union([ValidationError, ErrorBody]), 'Invalid body (E-V1/1-01, -02), or an expired or malformed token (E-V1/1-03)');
+  const badWrite = json(
+    z.union([ValidationError, ErrorBody]),
+    'Invalid body (E-V1/1-01, -02), or an expired or malformed token (E-V1/1-03)',
+  );
   const writeFailures = {
     400: badWrite,
     401: json(ErrorBody, 'No token (E-G1/1-01)'),
     413: json(ErrorBody, 'Body larger than BODY_LIMIT (E-V1/1-05)'),
     415: json(ErrorBody, 'Unsupported Content-Type (E-V1/1-04)'),
-    503: json(ErrorBody, 'Kafka unavailable, no reply in time, or shutting down (E-S1/1-01, -02, -04); retrying is safe', true),
+    503: json(
+      ErrorBody,
+      'Kafka unavailable, no reply in time, shutting down, or more request bytes being read than MAX_BUFFERED_BODY_BYTES ' +
+        '(E-S1/1-01, -02, -04, -05); retrying is safe',
+      true,
+    ),
   };
 
   registry.registerPath({
@@ -248,6 +321,91 @@ function buildDocument(): object {
     responses: { 200: json(CreationResult, 'Stored (or already stored: same imei and gpsTime)'), ...writeFailures },
   });
 
+  const BatchResult = registry.register(
+    'TripLocationBatchResult',
+    z
+      .object({
+        message: z.string(),
+        data: z
+          .object({
+            accepted: z.number().int().min(0).openapi({ description: 'Positions stored, or found already stored' }),
+            rejected: z.number().int().min(0).openapi({ description: 'Positions refused, none of them stored' }),
+            items: z
+              .array(
+                z.union([
+                  z.object({ index: z.number().int().min(0), id: z.number().int() }).strict(),
+                  z.object({ index: z.number().int().min(0), error: z.union([ValidationError, ErrorBody]) }).strict(),
+                ]),
+              )
+              .openapi({ description: 'One per position, in request order: its row id, or why it was refused' }),
+          })
+          .strict(),
+      })
+      .strict()
+      .openapi({ description: 'Every valid position is committed; the invalid ones are answered with the error a single post would get' }),
+  );
+
+  registry.registerPath({
+    method: 'post',
+    path: TRIP_LOCATION_BATCH_PATH,
+    operationId: 'createTripLocationBatch',
+    summary: 'Create trip locations in bulk',
+    description:
+      `1 to ${MAX_BATCH_POSITIONS} positions, each validated and stored exactly as a single post: a position already stored ` +
+      '(same imei and gpsTime, by an earlier request or earlier in the same batch) answers its existing id, so a batch ' +
+      `re-sent after a 503 stores nothing twice. Each device's positions keep their order. An empty batch, more than ` +
+      `${MAX_BATCH_POSITIONS}, a body that is not an array, or a line of NDJSON that is not JSON is a 400 storing nothing. ` +
+      'BODY_LIMIT applies to the decompressed body.',
+    tags: ['Fleet'],
+    security: [{ [bearer.name]: [] }],
+    request: {
+      headers: requestIdParameter.extend({
+        'content-encoding': z
+          .string()
+          .optional()
+          .openapi({ description: 'gzip to send the body compressed (deflate and br are accepted too)' }),
+      }),
+      body: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: z.array(TripLocationRequest).min(1).max(MAX_BATCH_POSITIONS),
+            example: exampleBatch,
+          },
+          [NDJSON_TYPE]: {
+            schema: z.string().openapi({ description: 'One TripLocationRequest JSON object per line; blank lines are ignored' }),
+            example: exampleBatch.map((trip) => JSON.stringify(trip)).join('\n'),
+          },
+        },
+      },
+    },
+    responses: {
+      200: {
+        ...json(BatchResult, 'Every valid position stored (or already stored); each item says which'),
+        content: {
+          'application/json': {
+            schema: BatchResult,
+            examples: {
+              stored: { summary: 'Both positions stored (or found already stored)', value: batchStored },
+              refused: { summary: 'The second position had latitude 91: refused, and not stored', value: batchWithRefusal },
+            },
+          },
+        },
+      },
+      ...writeFailures,
+      400: json(
+        z.union([ValidationError, ErrorBody]),
+        `Not an array of 1 to ${MAX_BATCH_POSITIONS} positions (E-V1/1-01), malformed JSON or NDJSON (E-V1/1-02), ` +
+          'or an expired or malformed token (E-V1/1-03); nothing is stored',
+      ),
+      503: json(
+        ErrorBody,
+        'Part of the batch was not confirmed in time, or Kafka is unavailable (E-S1/1-01, -02, -04); re-sending the batch is safe',
+        true,
+      ),
+    },
+  });
+
   registry.registerPath({
     method: 'post',
     path: VEHICLE_GROUP_PATH,
@@ -261,7 +419,7 @@ function buildDocument(): object {
         'idempotency-key': z
           .string()
           .min(1)
-          .max(200)
+          .max(IDEMPOTENCY_KEY_MAX_LENGTH)
           .optional()
           .openapi({ description: 'A retry with the same key answers with the group the first attempt created' }),
       }),
@@ -275,7 +433,18 @@ function buildDocument(): object {
         },
       },
     },
-    responses: { 200: json(CreationResult, 'Created (or the group an earlier attempt with this Idempotency-Key created)'), ...writeFailures },
+    responses: {
+      200: json(CreationResult, 'Created (or the group an earlier attempt with this Idempotency-Key created)'),
+      ...writeFailures,
+      503: {
+        ...writeFailures[503],
+        description:
+          'Kafka unavailable, no reply in time, the database unavailable, shutting down, or more request bytes being read ' +
+          'than MAX_BUFFERED_BODY_BYTES (E-S1/1-01 to -05); ' +
+          'retry with the Idempotency-Key header of this answer',
+        headers: { ...writeFailures[503].headers, 'Idempotency-Key': { $ref: '#/components/headers/Idempotency-Key' } },
+      },
+    },
   });
 
   registry.registerPath({
@@ -290,7 +459,8 @@ function buildDocument(): object {
     method: 'get',
     path: '/readyz',
     operationId: 'readiness',
-    summary: 'Readiness: PostgreSQL, Redis and Kafka answer and the gateway is not stopping',
+    summary:
+      'Readiness: PostgreSQL and Kafka answer, the topics exist and the gateway is not stopping; without Redis it is "degraded" but ready',
     tags: ['Operations'],
     responses: { 200: json(Readiness, 'Ready'), 503: json(Readiness, 'Not ready') },
   });
@@ -342,7 +512,8 @@ function buildDocument(): object {
       version: '1.0.0',
       description:
         `Product category reads, trip locations and vehicle groups. Every response carries X-Request-Id; ` +
-        `an unknown route is a JSON 404 (${errorCodes.routeNotFound.code}). IMEIs are at most ${IMEI_MAX_LENGTH} characters.`,
+        `an unknown route is a JSON 404 (${errorCodes.routeNotFound.code}), ` +
+        `another method on a write route a JSON 405 (${errorCodes.methodNotAllowed.code}) with an Allow header. IMEIs are at most ${IMEI_MAX_LENGTH} characters.`,
     },
     tags: [
       { name: 'Order', description: 'Product categories (API key)' },

@@ -25,7 +25,8 @@ const DOCS_PAGE = `<!DOCTYPE html>
 `;
 
 // A file rather than an inline script, so the page works under a Content-Security-Policy without 'unsafe-inline'.
-const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
+// No validator badge: it would send the document's address to an outside service, which the policy refuses.
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
 
 export function addOperationsRoutes(router: Express, registry: Registry): void {
   const documentJson = JSON.stringify(openApiDocument());

@@ -4,10 +4,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import { AppError, type CommandBus, type Topics } from '@fleet/shared';
+import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } from '@fleet/shared';
 import type { TokenVerifier } from '../auth/token-verifier';
+import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
+import { sendError } from './error-handler';
 import { requestIdOf } from './request-id';
 import { sendJson } from './send-json';
 
@@ -19,61 +21,101 @@ export interface WriteRoutesDeps {
   topics: Topics;
   tokens: TokenVerifier;
   bodyLimit: string;
+  bodyBudget: BodyBudget;
 }
 
-const IDEMPOTENCY_KEY_MAX = 200;
-const JSON_TYPE = 'application/json';
+/**
+ * Fields a form body may carry, known or not (unknown ones are ignored): devices send extra fields,
+ * and a body of more is answered 413. Body-parser's own default; the byte limit still applies.
+ */
+export const FORM_FIELDS_MAX = 1000;
+export const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /**
  * Refuses a UTF-8 body holding bytes that are not UTF-8. The parser would otherwise turn them into
  * U+FFFD and a group would be stored under a name its client never sent.
  */
-function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, charset: string): void {
+export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, charset: string): void {
   if (/^utf-?8$/i.test(charset) && !isUtf8(body)) {
     throw new AppError({ kind: 'malformedBody', detail: 'the body is not valid UTF-8' });
   }
 }
 
+/**
+ * Any other method on a write route (HEAD, OPTIONS, GET, ...) names a route that exists: 405 with the
+ * methods it takes, not the 404 of an unknown path.
+ */
+export const onlyPost: RequestHandler = (req, res) => {
+  res.setHeader('Allow', 'POST');
+  sendError(res, new AppError({ kind: 'methodNotAllowed', detail: `${req.method} is not served here; use POST` }));
+};
+
 /** Runs a body parser (express middleware) to completion: req.body is set, or the parser's error is thrown. */
-function parseWith(parser: RequestHandler, req: Request, res: Response): Promise<void> {
+export function parseWith(parser: RequestHandler, req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => {
     void parser(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
   });
 }
 
+/**
+ * What every write route does before its use case: checks the token, then the content type, then reads
+ * the body with the parser of that type once the body budget has room for it. Resolves with the type.
+ */
+export async function acceptBody(
+  deps: WriteRoutesDeps,
+  parsers: Record<string, RequestHandler>,
+  req: Request,
+  res: Response,
+): Promise<string> {
+  await deps.tokens.verify(req.headers.authorization);
+  const types = Object.keys(parsers);
+  const type = req.is(types);
+  if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
+  const reading = deps.bodyBudget.reserve(req, res);
+  try {
+    await parseWith(parsers[type]!, req, res);
+  } finally {
+    reading.done();
+  }
+  return type;
+}
+
 export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
   const parsers: Record<string, RequestHandler> = {
     [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }),
-    [FORM_TYPE]: express.urlencoded({ limit: deps.bodyLimit, extended: false, parameterLimit: 100, type: FORM_TYPE, verify: requireUtf8 }),
+    [FORM_TYPE]: express.urlencoded({
+      limit: deps.bodyLimit,
+      extended: false,
+      parameterLimit: FORM_FIELDS_MAX,
+      type: FORM_TYPE,
+      verify: requireUtf8,
+    }),
   };
 
-  /** Checks the token, then the content type, then reads the body with the parser of that type. */
-  async function acceptBody(req: Request, res: Response, types: string[]): Promise<unknown> {
-    await deps.tokens.verify(req.headers.authorization);
-    const type = req.is(types);
-    if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
-    await parseWith(parsers[type]!, req, res);
-    return req.body;
-  }
+  const jsonOnly = { [JSON_TYPE]: parsers[JSON_TYPE]! };
 
   router.post(TRIP_LOCATION_PATH, async (req, res) => {
-    const body = await acceptBody(req, res, [JSON_TYPE, FORM_TYPE]);
-    const result = await createTripLocation(body, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations });
+    await acceptBody(deps, parsers, req, res);
+    const result = await createTripLocation(req.body, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations });
     sendJson(res, 200, result);
   });
 
   router.post(VEHICLE_GROUP_PATH, async (req, res) => {
-    const body = await acceptBody(req, res, [JSON_TYPE]);
+    await acceptBody(deps, jsonOnly, req, res);
     const key = req.get('idempotency-key');
-    if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
+    if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
       throw new AppError({
         kind: 'validationFailed',
-        detail: `Idempotency-Key: must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`,
+        detail: `Idempotency-Key: must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
         body: { issues: [{ path: 'Idempotency-Key', code: 'invalid_string', message: 'Invalid length' }] },
       });
     }
-    const result = await createVehicleGroup(body, key, requestIdOf(res), { bus: deps.bus, topic: deps.topics.vehicleGroups });
+    const result = await createVehicleGroup(req.body, key, requestIdOf(res), { bus: deps.bus, topic: deps.topics.vehicleGroups });
     sendJson(res, 200, result);
   });
+
+  // route().all() rather than app.all(): it answers every method without registering each one as served.
+  router.route(TRIP_LOCATION_PATH).all(onlyPost);
+  router.route(VEHICLE_GROUP_PATH).all(onlyPost);
 }

@@ -1,7 +1,7 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
 // row is committed. Keyed by IMEI so each device's positions stay in order on one partition.
 import { AppError, tripLocationRequestSchema, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
-import { validationError } from '../http/validation';
+import { validationError } from '../validation-error';
 
 export interface CreationResult {
   message: string;

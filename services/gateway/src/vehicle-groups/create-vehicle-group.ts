@@ -1,9 +1,14 @@
-// Use case: a fleet app creates a vehicle group. The command id (the client's Idempotency-Key, or one
-// generated here) lets the group-writer turn redeliveries and client retries into the same group.
+// Use case: a fleet app creates a vehicle group. Every create has a key (the client's Idempotency-Key,
+// or one generated here) that lets the group-writer turn redeliveries and client retries into the same
+// group. A 503 does not say whether the group was stored (the writer may store it once its database is
+// back), so it hands the key to the client: a retry with it cannot create the group twice.
 import { randomUUID } from 'node:crypto';
-import { vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared';
-import { validationError } from '../http/validation';
+import { AppError, commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared';
+import { validationError } from '../validation-error';
 import { toCreationResult, type CreationResult, type WriteDeps } from '../trip-locations/create-trip-location';
+
+const RETRY_WITH_KEY_MESSAGE =
+  'The vehicle group was not confirmed; retry with the Idempotency-Key header of this response to create it exactly once';
 
 export async function createVehicleGroup(
   body: unknown,
@@ -13,15 +18,28 @@ export async function createVehicleGroup(
 ): Promise<CreationResult> {
   const parsed = vehicleGroupRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
-  const command: VehicleGroupCommand = {
-    commandId: idempotencyKey ? `key:${idempotencyKey}` : `gen:${randomUUID()}`,
-    ...parsed.data,
-  };
-  const reply = await deps.bus.request({
-    topic: deps.topic,
-    key: command.vehicleGroupName,
-    value: command,
-    headers: { 'request-id': requestId },
+  const key = idempotencyKey ?? randomUUID();
+  const command: VehicleGroupCommand = { commandId: commandIdFor(key), ...parsed.data };
+  try {
+    const reply = await deps.bus.request({
+      topic: deps.topic,
+      key: command.vehicleGroupName,
+      value: command,
+      headers: { 'request-id': requestId },
+    });
+    return toCreationResult(reply, 'Vehicle group has been created');
+  } catch (error) {
+    throw error instanceof AppError && error.httpStatus === 503 ? retryWithKey(error, key) : error;
+  }
+}
+
+function retryWithKey(error: AppError, key: string): AppError {
+  return new AppError({
+    kind: error.kind,
+    message: RETRY_WITH_KEY_MESSAGE,
+    detail: error.detail,
+    retryAfterSeconds: error.retryAfterSeconds ?? 1,
+    headers: { 'Idempotency-Key': key },
+    cause: error,
   });
-  return toCreationResult(reply, 'Vehicle group has been created');
 }

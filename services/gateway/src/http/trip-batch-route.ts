@@ -1,0 +1,44 @@
+// The batch write route: many positions in one request, as a JSON array or as NDJSON, either of them
+// gzipped. The token is checked before the body is read, as on the single route; the body limit
+// applies to the decompressed bytes, since body-parser counts what comes out of the inflater.
+import express, { type Express, type RequestHandler } from 'express';
+import { AppError } from '@fleet/shared';
+import { recordTripBatch } from '../trip-locations/record-trip-batch';
+import { requestIdOf } from './request-id';
+import { sendJson } from './send-json';
+import { acceptBody, JSON_TYPE, onlyPost, requireUtf8, TRIP_LOCATION_PATH, type WriteRoutesDeps } from './write-routes';
+
+export const TRIP_LOCATION_BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
+export const NDJSON_TYPE = 'application/x-ndjson';
+
+/** One JSON value per line; blank lines (and a trailing newline) are ignored. */
+export function parseNdjson(text: string): unknown[] {
+  const values: unknown[] = [];
+  const lines = text.split('\n');
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index]!.trim();
+    if (line === '') continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch {
+      throw new AppError({ kind: 'malformedBody', detail: `line ${index + 1} is not valid JSON` });
+    }
+  }
+  return values;
+}
+
+export function addTripBatchRoute(router: Express, deps: WriteRoutesDeps): void {
+  const parsers: Record<string, RequestHandler> = {
+    // Not strict: a body that is JSON but not an array is answered "expected an array", not "not JSON".
+    [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, strict: false, verify: requireUtf8 }),
+    [NDJSON_TYPE]: express.text({ limit: deps.bodyLimit, type: NDJSON_TYPE, defaultCharset: 'utf-8', verify: requireUtf8 }),
+  };
+
+  router.post(TRIP_LOCATION_BATCH_PATH, async (req, res) => {
+    const type = await acceptBody(deps, parsers, req, res);
+    const positions: unknown = type === NDJSON_TYPE ? parseNdjson(req.body as string) : req.body;
+    const result = await recordTripBatch(positions, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations });
+    sendJson(res, 200, result);
+  });
+  router.route(TRIP_LOCATION_BATCH_PATH).all(onlyPost);
+}

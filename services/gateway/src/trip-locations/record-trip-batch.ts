@@ -1,0 +1,57 @@
+// Use case: a device or an aggregator uploads the positions it buffered while out of coverage. Each
+// position travels exactly as a single post does (same schema, same topic, keyed by IMEI, stored
+// idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
+// gathers the commands into few produces, which is where a batch saves its cost.
+import { z } from 'zod';
+import { AppError, tripLocationRequestSchema, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { validationError } from '../validation-error';
+import type { WriteDeps } from './create-trip-location';
+
+export const MAX_BATCH_POSITIONS = 1000;
+
+export type BatchItem = { index: number; id: number } | { index: number; error: Record<string, unknown> };
+
+export interface BatchResult {
+  message: string;
+  data: { accepted: number; rejected: number; items: BatchItem[] };
+}
+
+const batchSchema = z
+  .array(z.unknown(), { invalid_type_error: 'Expected an array of trip locations' })
+  .min(1, 'Must hold at least 1 position')
+  .max(MAX_BATCH_POSITIONS, `Must hold at most ${MAX_BATCH_POSITIONS} positions`);
+
+/**
+ * A writer's refusal of one position belongs to that item; an outage does not, because the client
+ * could not tell which positions were stored, so it fails the whole batch (a retry is safe).
+ */
+function itemOf(index: number, reply: CommandReply): BatchItem {
+  if (reply.ok) return { index, id: reply.id };
+  const error = AppError.fromCode(reply.code, reply.detail);
+  if (error.httpStatus >= 500) throw error;
+  return { index, error: error.toJSON() };
+}
+
+export async function recordTripBatch(body: unknown, requestId: string, deps: WriteDeps): Promise<BatchResult> {
+  const batch = batchSchema.safeParse(body);
+  if (!batch.success) throw validationError(batch.error);
+  const receivedAt = new Date().toISOString();
+
+  // Published in request order, so a device's positions reach its partition in the order it sent them.
+  const items = await Promise.all(
+    batch.data.map((position, index): BatchItem | Promise<BatchItem> => {
+      const parsed = tripLocationRequestSchema.safeParse(position);
+      if (!parsed.success) return { index, error: validationError(parsed.error).toJSON() };
+      const command: TripLocationCommand = { ...parsed.data, receivedAt };
+      return deps.bus
+        .request({ topic: deps.topic, key: command.imei, value: command, headers: { 'request-id': requestId } })
+        .then((reply) => itemOf(index, reply));
+    }),
+  );
+
+  const rejected = items.filter((item) => 'error' in item).length;
+  return {
+    message: 'Trip locations have been processed',
+    data: { accepted: items.length - rejected, rejected, items },
+  };
+}
