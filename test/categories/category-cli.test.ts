@@ -94,11 +94,14 @@ describe('npm run api-key', () => {
     expect(listed.out.join('\n')).not.toContain(created.out[0]);
   });
 
-  test.each([[[]], [['create']], [['create', '   ']], [['rotate', 'x']], [['list', 'extra']]])('usage %j exits 2 with the usage', async (args) => {
-    const run = cli();
-    expect(await runApiKeyCli(args, run.io)).toBe(2);
-    expect(run.err.join('\n')).toContain('usage: npm run api-key');
-  });
+  test.each([[[]], [['create']], [['create', '   ']], [['rotate', 'x']], [['list', 'extra']]])(
+    'usage %j exits 2 with the usage',
+    async (args) => {
+      const run = cli();
+      expect(await runApiKeyCli(args, run.io)).toBe(2);
+      expect(run.err.join('\n')).toContain('usage: npm run api-key');
+    },
+  );
 });
 
 describe('npm run categories -- import', () => {
@@ -133,9 +136,10 @@ describe('npm run categories -- import', () => {
     expect(await runCategoriesCli(['import', file], run.io)).toBe(0);
     expect(run.err.join('\n')).toContain('imported 3 categories: 2 inserted or changed');
 
-    const rows = await db().query('SELECT id, name, min_temperature, max_temperature FROM product_categories WHERE id = ANY($1) ORDER BY name', [
-      [existing.id, added],
-    ]);
+    const rows = await db().query(
+      'SELECT id, name, min_temperature, max_temperature FROM product_categories WHERE id = ANY($1) ORDER BY name',
+      [[existing.id, added]],
+    );
     expect(rows.rows).toEqual([
       { id: existing.id, name: 'Ice cream, premium', min_temperature: '-30', max_temperature: '-20' },
       { id: added, name: 'Said "fresh"', min_temperature: null, max_temperature: null },

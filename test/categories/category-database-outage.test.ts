@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { closeDb, TEST_API_KEY, testServers } from '../support/harness';
+import { escapeIdentifier } from 'pg';
+import { createLogger, migrate } from '@fleet/shared';
+import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
-import { buildCategory, getCategory, insertCategory, startCategoryGateway, TcpProxy, waitFor, type CategoryGateway } from './category-support';
+import {
+  buildCategory,
+  getCategory,
+  insertCategory,
+  startCategoryGateway,
+  TcpProxy,
+  waitFor,
+  type CategoryGateway,
+} from './category-support';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -47,4 +57,25 @@ test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at onc
   await proxy.resume();
   const unknown = randomUUID();
   await waitFor(async () => (await getCategory(stack.url, unknown, TEST_API_KEY)).status === 404, 'PostgreSQL to answer again');
+});
+
+test('when PostgreSQL refuses connections to the database (55000), a cache miss responds 503 E-S1/1-03', async () => {
+  // A database of the test's own, since refusing connections to the run's database would fail every other test.
+  const url = new URL(testServers().databaseUrl);
+  url.pathname = `${url.pathname}_refusing`;
+  const name = url.pathname.slice(1);
+  await migrate(url.toString(), createLogger('test', 'silent'));
+  const refusing = await startCategoryGateway({ DATABASE_URL: url.toString() });
+  try {
+    await db().query(`ALTER DATABASE ${escapeIdentifier(name)} ALLOW_CONNECTIONS false`);
+    await db().query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+
+    const missed = await getCategory(refusing.url, randomUUID(), TEST_API_KEY);
+    expect(missed.status).toBe(503);
+    expect(missed.body).toEqual({ code: 'E-S1/1-03', message: 'The database is unavailable, retry later' });
+    expect(missed.headers.get('retry-after')).toBe('1');
+  } finally {
+    await refusing.stop();
+    await db().query(`DROP DATABASE IF EXISTS ${escapeIdentifier(name)} WITH (FORCE)`);
+  }
 });

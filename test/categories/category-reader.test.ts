@@ -30,7 +30,13 @@ afterAll(async () => {
 });
 
 function reader() {
-  const cache = createCategoryCache({ redis, prefix: `${prefix}:`, ttlSeconds: 300, notFoundTtlSeconds: 30, logger: pino({ level: 'silent' }) });
+  const cache = createCategoryCache({
+    redis,
+    prefix: `${prefix}:`,
+    ttlSeconds: 300,
+    notFoundTtlSeconds: 30,
+    logger: pino({ level: 'silent' }),
+  });
   return createCategoryReader({ pool, cache });
 }
 

@@ -8,7 +8,8 @@ import pino from 'pino';
 import { Redis } from 'ioredis';
 import { redactedPaths } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
-import { baseEnv, db, uniquePrefix } from '../support/harness';
+import { baseEnv, db, provisionedPrefix } from '../support/harness';
+import { eventually } from '../support/eventually';
 
 export const CATEGORY_PATH = '/order/api/web/v1/product-category';
 
@@ -28,7 +29,7 @@ export interface CategoryGateway {
 }
 
 export async function startCategoryGateway(env: Record<string, string> = {}, level = 'info'): Promise<CategoryGateway> {
-  const prefix = uniquePrefix('categories');
+  const prefix = await provisionedPrefix('categories');
   const logs: LogLine[] = [];
   const rawLogs: string[] = [];
   const logger = pino(
@@ -92,14 +93,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+export function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  return eventually(probe, timeoutMs, { what }) as Promise<T>;
 }
 
 /** A redis-server of the test's own, on a free port, without persistence. */
@@ -121,7 +116,20 @@ export class RedisServer {
   async restart(): Promise<void> {
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--enable-debug-command', 'yes'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--enable-debug-command',
+        'yes',
+      ],
       { stdio: 'ignore' },
     );
     this.child = child;

@@ -1,16 +1,10 @@
 import { DatabaseError } from 'pg';
 import { z } from 'zod';
-import { AppError } from '@fleet/shared';
+import { AppError, isDatabaseUnavailable } from '@fleet/shared';
 import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
 import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';
 import { toCategory } from '../../services/gateway/src/categories/category-store';
-import {
-  CategoryIdError,
-  categoryBody,
-  invalidIdBody,
-  isDatabaseUnavailable,
-  parseCategoryId,
-} from '../../services/gateway/src/categories/get-category';
+import { CategoryIdError, categoryBody, invalidIdBody, parseCategoryId } from '../../services/gateway/src/categories/get-category';
 import { CategoryImportError, validateCategoryRows } from '../../services/gateway/src/categories/import-categories';
 
 const ID = '3f2504e0-4f89-11d3-9a0c-0305e82c3301';
@@ -85,6 +79,7 @@ describe('database errors', () => {
     ['a server shutting down (57P01)', databaseError('57P01')],
     ['too many connections (53300)', databaseError('53300')],
     ['a connection failure (08006)', databaseError('08006')],
+    ['a database refusing connections (55000)', databaseError('55000')],
   ])('%s means the database is unavailable', (_label, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });
@@ -92,6 +87,7 @@ describe('database errors', () => {
   test.each([
     ['a missing table (42P01)', databaseError('42P01')],
     ['a bad value (22P02)', databaseError('22P02')],
+    ['a lock not available (55P03)', databaseError('55P03')],
     ['a programming error', new TypeError('x is not a function')],
     ['a non-error', 'boom'],
   ])('%s is not an outage', (_label, error) => {

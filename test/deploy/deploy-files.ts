@@ -1,6 +1,6 @@
-// Reads the deployment files that the tests in this folder check: the Dockerfile, docker-compose.yml, the
-// topic table and the Kubernetes overlays, rendered by the kustomize built into kubectl. No Docker
-// engine or cluster is involved.
+// Reads the deployment files that the tests in this folder check: the Dockerfile, docker-compose.yml and
+// the Kubernetes overlays, rendered by the kustomize built into kubectl. No Docker engine or cluster is
+// involved.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,9 +12,10 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export const k8sBaseDir = path.join(repoRoot, 'deploy', 'k8s', 'base');
 export const overlayNames = ['dev', 'production'] as const;
 export const dockerfilePath = 'deploy/docker/Dockerfile';
-export const topicScriptPath = 'deploy/k8s/base/create-topics.sh';
 /** The repository name of the application image, without registry or tag. */
 export const appImage = 'fleet-telemetry';
+/** The command that creates the topics (shared/src/cli/create-topics.ts), in the application image. */
+export const createTopicsCommand = ['node', 'shared/dist/cli/create-topics.js'];
 
 export function readRepoFile(relative: string): string {
   return readFileSync(path.join(repoRoot, relative), 'utf8');
@@ -29,7 +30,7 @@ export function parseYaml(text: string, source: string): unknown {
   try {
     return parse(text, { merge: true, uniqueKeys: true, prettyErrors: true });
   } catch (error) {
-    throw new Error(`${source}: ${(error as Error).message}`);
+    throw new Error(`${source}: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -90,6 +91,8 @@ export interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   volumes?: string[];
   restart?: string;
+  stop_grace_period?: string;
+  profiles?: string[];
 }
 
 export interface ComposeFile {
@@ -106,42 +109,16 @@ export function interpolate(value: string): string {
   return value.replace(/\$\{(\w+)(?::?-([^}]*))?\}/g, (_match, _name: string, fallback: string | undefined) => fallback ?? '');
 }
 
+/** A compose duration ("1m30s", "500ms", "30s") in milliseconds. */
+export function composeDurationMs(duration: string): number {
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const parts = [...duration.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== duration) throw new Error(`not a compose duration: ${duration}`);
+  return parts.reduce((sum, [, amount, unit]) => sum + Number(amount) * units[unit!]!, 0);
+}
+
 export function composeEnv(service: ComposeService): Map<string, string> {
   return new Map(Object.entries(service.environment ?? {}).map(([name, value]) => [name, interpolate(String(value ?? ''))]));
-}
-
-// ---- Kafka topics -----------------------------------------------------------------------------------
-
-export interface TopicRow {
-  name: string;
-  partitions: number;
-  retentionMs: number;
-}
-
-/** The table between `<<'TOPICS'` and `TOPICS` in create-topics.sh. */
-export function topicTable(): TopicRow[] {
-  const script = readRepoFile(topicScriptPath);
-  const table = /<<'TOPICS'\n([\s\S]*?)\nTOPICS\n/.exec(script);
-  if (!table) throw new Error(`${topicScriptPath} has no <<'TOPICS' table`);
-  return table[1]!
-    .split('\n')
-    .filter((line) => line.trim() && !line.trim().startsWith('#'))
-    .map((line) => {
-      const [name = '', partitions = '', retentionMs = ''] = line.trim().split(/\s+/);
-      return { name, partitions: Number(partitions), retentionMs: Number(retentionMs) };
-    });
-}
-
-/** Variables the script reads, and whether it has a default for each. */
-export function topicScriptEnv(): Map<string, { required: boolean }> {
-  const script = readRepoFile(topicScriptPath);
-  const found = new Map<string, { required: boolean }>();
-  for (const match of script.matchAll(/\$\{([A-Z][A-Z0-9_]*)(:?[-?])?/g)) {
-    const [, name, operator] = match;
-    const required = operator === undefined || operator.endsWith('?');
-    found.set(name!, { required: (found.get(name!)?.required ?? false) || required });
-  }
-  return found;
 }
 
 // ---- Kubernetes ------------------------------------------------------------------------------------
@@ -199,11 +176,7 @@ export function workloads(objects: K8sObject[]): Workload[] {
  * Every variable name the container's environment will hold, with where its value comes from.
  * `secretKeys` supplies the keys of Secrets that the render does not contain (created outside the repo).
  */
-export function containerEnv(
-  container: IContainer,
-  objects: K8sObject[],
-  secretKeys: Map<string, string[]>,
-): Map<string, string> {
+export function containerEnv(container: IContainer, objects: K8sObject[], secretKeys: Map<string, string[]>): Map<string, string> {
   const env = new Map<string, string>();
   for (const source of container.envFrom ?? []) {
     const prefix = source.prefix ?? '';

@@ -6,7 +6,16 @@ import path from 'node:path';
 import dockerignore from '@balena/dockerignore';
 import type { Copy } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
-import { dockerfilePath, dockerfileStages, instructionWords, readRepoFile, repoFileExists, repoRoot, sourceOfCommand, type DockerStage } from './deploy-files';
+import {
+  dockerfilePath,
+  dockerfileStages,
+  instructionWords,
+  readRepoFile,
+  repoFileExists,
+  repoRoot,
+  sourceOfCommand,
+  type DockerStage,
+} from './deploy-files';
 
 const source = readRepoFile(dockerfilePath);
 const stages = dockerfileStages(source);
@@ -35,9 +44,9 @@ describe('deploy/docker/Dockerfile', () => {
     expect(validate(source).map((diagnostic) => `line ${diagnostic.range.start.line + 1}: ${diagnostic.message}`)).toEqual([]);
   });
 
-  test('builds in one node:20-bookworm-slim stage and runs from another', () => {
+  test('builds in one node:24-bookworm-slim (Node 24 LTS) stage and runs from another', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage.baseImage).toBe('node:20-bookworm-slim');
+    for (const stage of stages) expect(stage.baseImage).toBe('node:24-bookworm-slim');
     expect(runCommands(buildStage)).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npx tsc -b']));
   });
 
@@ -56,7 +65,9 @@ describe('deploy/docker/Dockerfile', () => {
     const copiedBefore = copies(stage)
       .filter((copy) => copy.from === undefined && copy.index < install)
       .flatMap((copy) => copy.sources);
-    expect(copiedBefore).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', ...workspaces.map((w) => `${w}/package.json`)]));
+    expect(copiedBefore).toEqual(
+      expect.arrayContaining(['package.json', 'package-lock.json', ...workspaces.map((w) => `${w}/package.json`)]),
+    );
   });
 
   test('the runtime stage takes only compiled output and migrations from the build stage', () => {
@@ -71,7 +82,11 @@ describe('deploy/docker/Dockerfile', () => {
         else expect(relative).toBe('shared/migrations');
       }
     }
-    expect(copies(runtimeStage).filter((copy) => copy.from === undefined).flatMap((copy) => copy.sources)).not.toContain('.');
+    expect(
+      copies(runtimeStage)
+        .filter((copy) => copy.from === undefined)
+        .flatMap((copy) => copy.sources),
+    ).not.toContain('.');
   });
 
   test('every service entry point and the migration CLI are compiled into the runtime stage', () => {
@@ -93,13 +108,22 @@ describe('deploy/docker/Dockerfile', () => {
     const users = runtimeStage.instructions.filter((i) => i.getKeyword() === 'USER').map((i) => instructionWords(i)[0]!);
     const user = users.at(-1);
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
-    const cmd = runtimeStage.instructions.filter((i) => i.getKeyword() === 'CMD').map(instructionWords).at(-1);
+    const cmd = runtimeStage.instructions
+      .filter((i) => i.getKeyword() === 'CMD')
+      .map(instructionWords)
+      .at(-1);
     expect(cmd).toEqual(['node', 'services/gateway/dist/main.js']);
   });
 
   test('.dockerignore keeps dependencies and build output out of the context but lets every needed file in', () => {
     const ignore = dockerignore().add(readRepoFile('.dockerignore'));
-    for (const excluded of ['node_modules/pg/package.json', 'shared/node_modules/x/index.js', 'services/gateway/dist/main.js', 'shared/tsconfig.tsbuildinfo', '.git/HEAD']) {
+    for (const excluded of [
+      'node_modules/pg/package.json',
+      'shared/node_modules/x/index.js',
+      'services/gateway/dist/main.js',
+      'shared/tsconfig.tsbuildinfo',
+      '.git/HEAD',
+    ]) {
       expect(ignore.ignores(excluded)).toBe(true);
     }
     const named = [buildStage, runtimeStage]

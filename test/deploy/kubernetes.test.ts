@@ -1,19 +1,23 @@
 // The Kubernetes manifests, checked without a cluster: the base and each overlay are rendered by the
 // kustomize built into kubectl (which rejects malformed kustomizations), every object is validated
 // against its Kubernetes or KEDA schema (kubernetes-models, @kubernetes-models/keda), then probes,
-// resources, disruption budgets, autoscaling, pod security and environment are checked.
+// resources, disruption budgets, autoscaling, pod security and environment are checked; the monitoring
+// component's PrometheusRule is the rules file of deploy/observability, and its PodMonitor scrapes every
+// service the way the alerts expect.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
+import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service, type IContainer } from 'kubernetes-models/v1';
-import { topicsFor } from '../../shared/src/kafka/topics';
+import { topicSpecs, topicsFor } from '../../shared/src/kafka/topics';
 import {
   appImage,
   containerEnv,
+  createTopicsCommand,
   findObject,
   imageParts,
   k8sBaseDir,
@@ -27,12 +31,11 @@ import {
   repoFileExists,
   repoRoot,
   sourceOfCommand,
-  topicScriptPath,
-  topicTable,
   workloads,
   type K8sObject,
 } from './deploy-files';
-import { processes } from './service-env';
+import { commandDrainMs, KILL_MARGIN_MS } from '../../shared/src/stop-deadline';
+import { gatewayReplyTimeoutMs, processes, stopDeadlinesMs } from './service-env';
 
 /** Every kind the manifests may use, with the model whose JSON schema validates it. */
 const models: Array<{ apiVersion: string; kind: string; validate: (object: K8sObject) => void }> = [
@@ -45,6 +48,8 @@ const models: Array<{ apiVersion: string; kind: string; validate: (object: K8sOb
   PodDisruptionBudget,
   HorizontalPodAutoscaler,
   ScaledObject,
+  PodMonitor,
+  PrometheusRule,
 ].map((Model) => ({
   apiVersion: Model.apiVersion,
   kind: Model.kind,
@@ -54,6 +59,7 @@ const models: Array<{ apiVersion: string; kind: string; validate: (object: K8sOb
 interface Kustomization {
   namespace?: string;
   resources?: string[];
+  components?: string[];
   patches?: Array<{ path?: string; patch?: string }>;
   configMapGenerator?: Array<{ name: string; envs?: string[]; files?: string[]; behavior?: string }>;
   secretGenerator?: Array<{ name: string; envs?: string[]; files?: string[] }>;
@@ -80,9 +86,12 @@ const overlays = overlayNames.map((name) => ({ name, dir: overlayDir(name), obje
 const renders = [base, ...overlays];
 /** Keys of the Secrets the base documents, for renders that leave the real Secret to the cluster. */
 const documentedSecrets = new Map(
-  base.objects.filter((o) => o.kind === 'Secret').map((secret) => [secret.metadata.name, Object.keys({ ...secret.data, ...secret.stringData })]),
+  base.objects
+    .filter((o) => o.kind === 'Secret')
+    .map((secret) => [secret.metadata.name, Object.keys({ ...secret.data, ...secret.stringData })]),
 );
 const appDeployments = ['gateway', 'trip-writer', 'group-writer'];
+const monitoringDir = path.join(repoRoot, 'deploy', 'k8s', 'components', 'monitoring');
 
 function container(objects: K8sObject[], kind: string, name: string): IContainer {
   const owner = findObject(objects, kind, name);
@@ -94,20 +103,31 @@ function containerPort(c: IContainer, port: string | number | undefined): number
   return c.ports?.find((p) => p.name === port)?.containerPort;
 }
 
+/** How long the container's preStop hook runs before the kubelet sends SIGTERM. */
+function preStopMs(c: IContainer): number {
+  const preStop = c.lifecycle?.preStop;
+  if (!preStop) return 0;
+  const [program, seconds, ...rest] = preStop.exec?.command ?? [];
+  if (program === 'sleep' && rest.length === 0 && /^\d+$/.test(seconds ?? '')) return Number(seconds) * 1000;
+  if (preStop.sleep) return preStop.sleep.seconds * 1000;
+  throw new Error(`${c.name}: cannot tell how long its preStop hook runs`);
+}
+
 function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([key, value]) => labels[key] === value);
 }
 
 describe('deploy/k8s kustomizations', () => {
-  test.each([{ name: 'base', dir: k8sBaseDir }, ...overlayNames.map((name) => ({ name, dir: overlayDir(name) }))])(
-    '$name names every file in its folder and every file it names exists',
-    ({ dir }) => {
-      const kustomization = readKustomization(dir);
-      const named = filesNamed(kustomization);
-      const present = readdirSync(dir).filter((file) => file !== 'kustomization.yaml');
-      expect([...present].sort()).toEqual([...new Set(named)].sort());
-    },
-  );
+  test.each([
+    { name: 'base', dir: k8sBaseDir },
+    ...overlayNames.map((name) => ({ name, dir: overlayDir(name) })),
+    { name: 'components/monitoring', dir: monitoringDir },
+  ])('$name names every file in its folder and every file it names exists', ({ dir }) => {
+    const kustomization = readKustomization(dir);
+    const named = filesNamed(kustomization);
+    const present = readdirSync(dir).filter((file) => file !== 'kustomization.yaml');
+    expect([...present].sort()).toEqual([...new Set(named)].sort());
+  });
 
   test('each overlay builds on the base and retags the image the base uses', () => {
     for (const overlay of overlayNames) {
@@ -163,7 +183,12 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
       for (const c of pod.containers) {
         const { requests = {}, limits = {} } = c.resources ?? {};
         for (const resource of ['cpu', 'memory']) {
-          expect({ container: `${owner.metadata.name}/${c.name}`, resource, request: requests[resource] !== undefined, limit: limits[resource] !== undefined }).toEqual({
+          expect({
+            container: `${owner.metadata.name}/${c.name}`,
+            resource,
+            request: requests[resource] !== undefined,
+            limit: limits[resource] !== undefined,
+          }).toEqual({
             container: `${owner.metadata.name}/${c.name}`,
             resource,
             request: true,
@@ -228,6 +253,20 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     }
   });
 
+  test('each Deployment gets longer than its preStop hook and its own stop deadline before SIGKILL', () => {
+    const replyTimeoutMs = gatewayReplyTimeoutMs(literalEnvValue(container(objects, 'Deployment', 'gateway'), objects, 'REPLY_TIMEOUT_MS'));
+    for (const [deployment, deadlineMs] of Object.entries(stopDeadlinesMs(replyTimeoutMs))) {
+      const pod = findObject(objects, 'Deployment', deployment).spec.template.spec;
+      // The Kubernetes default when a pod sets none; the grace period starts with the preStop hook.
+      const graceMs = (pod.terminationGracePeriodSeconds ?? 30) * 1000;
+      const neededMs = preStopMs(container(objects, 'Deployment', deployment)) + deadlineMs + KILL_MARGIN_MS;
+      expect({ deployment, graceMs, enough: graceMs >= neededMs }).toEqual({ deployment, graceMs, enough: true });
+    }
+    const gateway = container(objects, 'Deployment', 'gateway');
+    const gatewayGraceMs = findObject(objects, 'Deployment', 'gateway').spec.template.spec.terminationGracePeriodSeconds * 1000;
+    expect(gatewayGraceMs).toBeGreaterThan(preStopMs(gateway) + commandDrainMs(replyTimeoutMs) + KILL_MARGIN_MS);
+  });
+
   test('no Deployment fixes its replica count, which belongs to its autoscaler', () => {
     for (const deployment of appDeployments) expect(findObject(objects, 'Deployment', deployment).spec.replicas).toBeUndefined();
   });
@@ -259,7 +298,9 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'gateway' });
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(1);
     expect(hpa.spec.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas);
-    expect(hpa.spec.metrics).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) })]));
+    expect(hpa.spec.metrics).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) })]),
+    );
   });
 
   test.each([
@@ -281,26 +322,34 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     const topic = topicsFor(prefix)[topicKey];
     expect(trigger.metadata.topic).toBe(topic);
     expect(literalEnvValue(c, objects, trigger.metadata.bootstrapServersFromEnv)).toBeTruthy();
-    // The writers subscribe from the beginning of the topic.
+    // The writers subscribe from the beginning of the topic; the lag they export on /metrics
+    // (fleet_consumer_group_lag{group, topic}, shared/src/kafka/consumer-lag.ts) counts a partition without a
+    // committed offset from its earliest record, as this trigger does, for this group and this topic.
     expect(trigger.metadata.offsetResetPolicy).toBe('earliest');
     expect(Number(trigger.metadata.lagThreshold)).toBeGreaterThan(0);
 
-    const partitions = topicTable().find((row) => `${prefix}.${row.name}` === topic)!.partitions;
+    const partitions = topicSpecs.find((spec) => spec.name === topicKey)!.partitions;
     expect(scaled.spec.maxReplicaCount).toBeLessThanOrEqual(partitions);
     expect(trigger.metadata.allowIdleConsumers).toBe('false');
   });
 
-  test('a Job creates the topics with the Kafka image and the shared script', () => {
+  test('a Job creates the topics with the application image and the create-topics command, as its own user', () => {
     const job = findObject(objects, 'Job', 'fleet-create-topics');
     const pod = job.spec.template.spec;
     const c = pod.containers[0] as IContainer;
-    expect(c.image).toBe('apache/kafka:3.9.0');
-    const mount = c.volumeMounts?.find((m) => c.command?.[1]?.startsWith(`${m.mountPath}/`));
-    expect(c.command).toEqual(['sh', `${mount!.mountPath}/create-topics.sh`]);
-    const volume = pod.volumes.find((v: { name: string }) => v.name === mount!.name);
-    const script = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === volume.configMap.name);
-    expect(script?.data?.['create-topics.sh']).toBe(readRepoFile(topicScriptPath));
+    const gateway = findObject(objects, 'Deployment', 'gateway').spec.template.spec;
+    expect(c.command).toEqual(createTopicsCommand);
+    expect(c.image).toBe(container(objects, 'Deployment', 'gateway').image);
+    expect(c.volumeMounts).toBeUndefined();
+    expect(pod.volumes).toBeUndefined();
+    // The application image's user, as for every other pod that runs it.
+    expect({ runAsUser: pod.securityContext?.runAsUser, runAsGroup: pod.securityContext?.runAsGroup }).toEqual({
+      runAsUser: gateway.securityContext?.runAsUser,
+      runAsGroup: gateway.securityContext?.runAsGroup,
+    });
     expect(['OnFailure', 'Never']).toContain(pod.restartPolicy);
+    // Production runs three brokers; a single development broker cannot hold more than one replica.
+    expect(literalEnvValue(c, objects, 'TOPIC_REPLICATION_FACTOR')).toBe(name === 'dev' ? '1' : '3');
   });
 
   test('a Job runs the migrations with the application image', () => {
@@ -391,3 +440,52 @@ function quantity(text: string): number {
   const factors: Record<string, number> = { m: 1e-3, k: 1e3, M: 1e6, G: 1e9, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
   return Number(match[1]) * (match[2] ? factors[match[2]]! : 1);
 }
+
+describe('deploy/k8s components/monitoring, in the production overlay', () => {
+  const production = overlays.find((overlay) => overlay.name === 'production')!.objects;
+
+  test('the production overlay includes it', () => {
+    expect(readKustomization(overlayDir('production')).components).toContain('../../components/monitoring');
+  });
+
+  test('its PrometheusRule is generated from deploy/observability/alerts.yml and holds the same rules', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script of deploy/, outside the typed sources
+    const generator = require('../../deploy/observability/render-prometheus-rule.js') as { render(): string; outputFile: string };
+    const committed = readRepoFile(path.relative(repoRoot, generator.outputFile));
+    expect({ upToDate: committed === generator.render(), regenerate: 'node deploy/observability/render-prometheus-rule.js' }).toEqual({
+      upToDate: true,
+      regenerate: 'node deploy/observability/render-prometheus-rule.js',
+    });
+    const rules = parseYaml(readRepoFile('deploy/observability/alerts.yml'), 'alerts.yml') as { groups: unknown[] };
+    expect(findObject(production, 'PrometheusRule', 'fleet-telemetry').spec).toEqual({ groups: rules.groups });
+  });
+
+  test.each(appDeployments)(
+    'its PodMonitor scrapes %s on the /metrics port it is annotated with, labelled with that name',
+    (deployment) => {
+      const monitor = findObject(production, 'PodMonitor', 'fleet-telemetry');
+      const owner = findObject(production, 'Deployment', deployment);
+      const podLabels: Record<string, string> = owner.spec.template.metadata.labels;
+      const selected = (monitor.spec.selector.matchExpressions as Array<{ key: string; operator: string; values: string[] }>).every(
+        (expression) => expression.operator === 'In' && expression.values.includes(podLabels[expression.key]!),
+      );
+      expect(selected).toBe(true);
+
+      const c = container(production, 'Deployment', deployment);
+      const annotatedPort = Number(owner.spec.template.metadata.annotations['prometheus.io/port']);
+      const endpoints = (monitor.spec.podMetricsEndpoints as Array<Record<string, any>>).filter(
+        (endpoint) => containerPort(c, endpoint.port) === annotatedPort,
+      );
+      expect(endpoints).toHaveLength(1);
+      const [endpoint] = endpoints;
+      expect(endpoint!.path).toBe('/metrics');
+      // The services label their own series `service`; the target must carry the same, and not rename theirs.
+      expect(endpoint!.honorLabels).toBe(true);
+      const relabel = (endpoint!.relabelings as Array<{ sourceLabels?: string[]; targetLabel: string }>).find(
+        (r) => r.targetLabel === 'service',
+      );
+      expect(relabel?.sourceLabels).toEqual(['__meta_kubernetes_pod_label_app_kubernetes_io_name']);
+      expect(podLabels['app.kubernetes.io/name']).toBe(deployment);
+    },
+  );
+});

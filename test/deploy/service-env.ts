@@ -1,8 +1,9 @@
 // What each deployable process reads from its environment, taken from the code that parses it, and the
 // few variables a deployment may leave unset, each with the reason.
-import { gatewayEnvNames } from '../../services/gateway/src/config';
+import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/config';
+import { createTopicsEnvNames } from '../../shared/src/cli/create-topics-config';
+import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
 import { writerEnvNames } from '../../shared/src/writer-service';
-import { topicScriptEnv } from './deploy-files';
 
 export interface ProcessEnv {
   /** Service name in docker-compose.yml. */
@@ -14,7 +15,11 @@ export interface ProcessEnv {
   mayBeUnset: { compose?: Record<string, string>; kubernetes?: Record<string, string> };
 }
 
-const topicScriptVariables = topicScriptEnv();
+/** Every deployment provisions its topics (the init service, the Job), so clients must never create one. */
+const autoCreateTopics = {
+  KAFKA_AUTO_CREATE_TOPICS:
+    'its default, false, is the production value; only a broker that cannot create topics on request (the kcat mock) needs true',
+};
 
 export const processes: ProcessEnv[] = [
   {
@@ -25,20 +30,22 @@ export const processes: ProcessEnv[] = [
       compose: {
         GATEWAY_INSTANCE_ID:
           'must differ per instance; unset, each container derives one from its hostname, and compose cannot give replicas distinct values',
+        ...autoCreateTopics,
       },
+      kubernetes: autoCreateTopics,
     },
   },
   {
     compose: 'trip-writer',
     kubernetes: { kind: 'Deployment', name: 'trip-writer' },
     reads: writerEnvNames,
-    mayBeUnset: {},
+    mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {
     compose: 'group-writer',
     kubernetes: { kind: 'Deployment', name: 'group-writer' },
     reads: writerEnvNames,
-    mayBeUnset: {},
+    mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {
     compose: 'migrate',
@@ -50,10 +57,24 @@ export const processes: ProcessEnv[] = [
   {
     compose: 'init',
     kubernetes: { kind: 'Job', name: 'fleet-create-topics' },
-    reads: [...topicScriptVariables.keys()],
-    mayBeUnset: {
-      compose: { KAFKA_BIN: 'its default is where the apache/kafka image keeps the Kafka tools' },
-      kubernetes: { KAFKA_BIN: 'its default is where the apache/kafka image keeps the Kafka tools' },
-    },
+    reads: createTopicsEnvNames,
+    mayBeUnset: {},
   },
 ];
+
+/** REPLY_TIMEOUT_MS as the gateway reads a deployment's value: its default when unset. */
+export function gatewayReplyTimeoutMs(value: string | undefined): number {
+  return gatewayConfig({ KAFKA_BROKERS: 'kafka:9092', ...(value === undefined ? {} : { REPLY_TIMEOUT_MS: value }) }).REPLY_TIMEOUT_MS;
+}
+
+/**
+ * How long each long-running service may take to stop once signalled: the gateway drains in-flight
+ * commands for REPLY_TIMEOUT_MS + 1 s, then closes its clients; the writers finish their batch and commit.
+ */
+export function stopDeadlinesMs(replyTimeoutMs: number): Record<'gateway' | 'trip-writer' | 'group-writer', number> {
+  return {
+    gateway: commandStopDeadlineMs(replyTimeoutMs),
+    'trip-writer': DEFAULT_STOP_DEADLINE_MS,
+    'group-writer': DEFAULT_STOP_DEADLINE_MS,
+  };
+}

@@ -6,7 +6,18 @@ import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gatew
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { start as startGroupWriter } from '@fleet/group-writer';
 import { waitFor } from '../categories/category-support';
-import { baseEnv, buildGroup, buildTrip, closeDb, postForm, postJson, signToken, TEST_API_KEY, uniquePrefix, type Writer } from '../support/harness';
+import {
+  baseEnv,
+  buildGroup,
+  buildTrip,
+  closeDb,
+  postForm,
+  postJson,
+  signToken,
+  TEST_API_KEY,
+  type Writer,
+  provisionedPrefix,
+} from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
@@ -30,7 +41,7 @@ let gateway: Gateway;
 let writers: Writer[];
 
 beforeAll(async () => {
-  prefix = uniquePrefix('logging');
+  prefix = await provisionedPrefix('logging');
   const env = baseEnv(prefix);
   writers = [
     await startTripWriter(writerConfig(env), logs.tripWriter.logger),
@@ -67,7 +78,10 @@ test("the request id reaches the writer's log line for the command it stored", a
   const tripId = `log-${randomUUID()}`;
   const groupId = `log-${randomUUID()}`;
   const trip = await postJson(`${gateway.url}${TRIP}`, buildTrip(), { authorization: `Bearer ${token}`, 'x-request-id': tripId });
-  const group = await postJson(`${gateway.url}/fleet/api/v1/vehicle-group`, buildGroup(), { authorization: `Bearer ${token}`, 'x-request-id': groupId });
+  const group = await postJson(`${gateway.url}/fleet/api/v1/vehicle-group`, buildGroup(), {
+    authorization: `Bearer ${token}`,
+    'x-request-id': groupId,
+  });
   expect([trip.status, group.status]).toEqual([200, 200]);
 
   const stored = await waitFor(

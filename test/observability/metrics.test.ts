@@ -35,6 +35,10 @@ beforeAll(async () => {
   }
   expect((await fetch(categoryUrl)).status).toBe(401);
   expect((await fetch(`${stack.url}/no/such/route?id=1`)).status).toBe(404);
+  // A message no writer can decode, so that it is dead-lettered.
+  await produceRaw(`${stack.prefix}.trip-locations`, [
+    { key: 'garbage', value: 'not json', headers: { 'request-id': 'metrics-dead-letter' } },
+  ]);
 
   gatewayMetrics = await scrape(`${stack.url}/metrics`);
 });
@@ -64,6 +68,14 @@ describe('gateway GET /metrics', () => {
     expect(gatewayMetrics.text).not.toContain('/no/such/route');
   });
 
+  test('counts error answers by the code in their body, and only error answers', () => {
+    const ERRORS = 'fleet_http_error_responses_total';
+    expect(gatewayMetrics.value(ERRORS, { method: 'POST', route: TRIP, status: '401', code: 'E-G1/1-01' })).toBe(1);
+    expect(gatewayMetrics.value(ERRORS, { method: 'GET', route: CATEGORY_ROUTE, status: '401', code: 'E-A1/1-01' })).toBe(1);
+    expect(gatewayMetrics.value(ERRORS, { route: 'unmatched', status: '404', code: 'E-N1/1-02' })).toBe(1);
+    expect(gatewayMetrics.value(ERRORS)).toBe(3);
+  });
+
   test('observes Kafka produces, replies and the pending replies', () => {
     expect(gatewayMetrics.value('fleet_kafka_produce_duration_seconds_count', { result: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(gatewayMetrics.value('fleet_kafka_produce_batch_size_sum')).toBe(postedTrips + 2);
@@ -80,11 +92,18 @@ describe('gateway GET /metrics', () => {
 
 describe('writer GET /metrics on METRICS_PORT', () => {
   test('the trip-writer counts batches, rows inserted and duplicates skipped', async () => {
-    const metrics = await scrapeUntil(tripWriterUrl, (m) => m.value('fleet_writer_duplicates_skipped_total') >= 1);
+    const metrics = await scrapeUntil(
+      tripWriterUrl,
+      (m) =>
+        m.value('fleet_writer_rows_inserted_total') >= postedTrips &&
+        m.value('fleet_writer_duplicates_skipped_total') >= 1 &&
+        m.value('fleet_writer_dead_lettered_total') >= 1,
+    );
     expect(metrics.value('fleet_writer_rows_inserted_total', { service: 'trip-writer' })).toBe(postedTrips);
     expect(metrics.value('fleet_writer_duplicates_skipped_total')).toBe(1);
     expect(metrics.value('fleet_writer_batch_size_count')).toBeGreaterThanOrEqual(1);
-    expect(metrics.value('fleet_writer_batch_size_sum')).toBe(postedTrips + 1);
+    // The posted trips, the repeated one and the message that was dead-lettered.
+    expect(metrics.value('fleet_writer_batch_size_sum')).toBe(postedTrips + 2);
     expect(metrics.has('fleet_http_request_duration_seconds_count')).toBe(false);
   });
 
@@ -94,7 +113,6 @@ describe('writer GET /metrics on METRICS_PORT', () => {
   });
 
   test('a message that cannot be decoded is counted as dead-lettered', async () => {
-    await produceRaw(`${stack.prefix}.trip-locations`, [{ key: 'garbage', value: 'not json', headers: { 'request-id': 'metrics-dead-letter' } }]);
     const metrics = await scrapeUntil(tripWriterUrl, (m) => m.value('fleet_writer_dead_lettered_total') >= 1);
     expect(metrics.value('fleet_writer_dead_lettered_total')).toBe(1);
   });

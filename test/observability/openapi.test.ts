@@ -7,8 +7,10 @@ import addFormats from 'ajv-formats';
 import { listRoutes } from '../../services/gateway/src/http/route-table';
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
+const TRIP_BATCH = '/fleet/api/v1/trip-location/batch';
 const GROUP = '/fleet/api/v1/vehicle-group';
 const CATEGORY = '/order/api/web/v1/product-category/{id}';
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stack?.stop();
+  await closeKafka();
   await closeDb();
 });
 
@@ -77,6 +80,14 @@ describe('the document', () => {
     expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
   });
 
+  test("documents the Idempotency-Key header a group create's 503 carries to retry with", () => {
+    const unconfirmed = document.paths[GROUP].post.responses['503'];
+    expect(unconfirmed.headers['Idempotency-Key']).toEqual({ $ref: '#/components/headers/Idempotency-Key' });
+    expect(unconfirmed.headers['Retry-After']).toBeDefined();
+    expect(document.components.headers['Idempotency-Key'].schema).toEqual({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(document.paths[TRIP].post.responses['503'].headers['Idempotency-Key']).toBeUndefined();
+  });
+
   test('describes the wire form of a trip location: a form sends every field as a string', () => {
     const ref = pointer('components', 'schemas', 'TripLocationRequest');
     const trip = buildTrip();
@@ -113,6 +124,44 @@ describe('real responses match the documented schemas', () => {
     const anonymous = await postJson(`${stack.url}${TRIP}`, buildTrip());
     expect(anonymous.status).toBe(401);
     expectDocumented(TRIP, 'post', anonymous);
+  });
+
+  test('trip location batch: 200 with stored and refused items, 400 for an empty batch, 401, 415, 413', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const mixed = await postJson(`${stack.url}${TRIP_BATCH}`, [buildTrip(), buildTrip({ latitude: 91 }), 'position'], auth);
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.data.rejected).toBe(2);
+    expectDocumented(TRIP_BATCH, 'post', mixed);
+
+    const empty = await postJson(`${stack.url}${TRIP_BATCH}`, [], auth);
+    expect(empty.status).toBe(400);
+    expectDocumented(TRIP_BATCH, 'post', empty);
+
+    const anonymous = await postJson(`${stack.url}${TRIP_BATCH}`, [buildTrip()]);
+    expect(anonymous.status).toBe(401);
+    expectDocumented(TRIP_BATCH, 'post', anonymous);
+
+    const wrongType = await postJson(`${stack.url}${TRIP_BATCH}`, JSON.stringify([buildTrip()]), { ...auth, 'content-type': 'text/plain' });
+    expect(wrongType.status).toBe(415);
+    expectDocumented(TRIP_BATCH, 'post', wrongType);
+
+    const oversized = await postJson(`${stack.url}${TRIP_BATCH}`, [buildTrip({ padding: 'x'.repeat(2 * 1024 * 1024) })], auth);
+    expect(oversized.status).toBe(413);
+    expectDocumented(TRIP_BATCH, 'post', oversized);
+  });
+
+  test('the batch examples are what the route accepts and answers', () => {
+    const operation = document.paths[TRIP_BATCH].post;
+    const example = operation.requestBody.content['application/json'].example;
+    expect(schemaErrors(pointer('paths', TRIP_BATCH, 'post', 'requestBody', 'content', 'application/json', 'schema'), example)).toBe('');
+    const answers = Object.values(operation.responses['200'].content['application/json'].examples).map((named: any) => named.value);
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      expect(schemaErrors(pointer('paths', TRIP_BATCH, 'post', 'responses', '200', 'content', 'application/json', 'schema'), answer)).toBe(
+        '',
+      );
+      expect(answer.data.items).toHaveLength(example.length);
+    }
   });
 
   test('vehicle group: 200, 415 for text/plain, 413 for an oversized body', async () => {

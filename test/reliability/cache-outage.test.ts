@@ -3,7 +3,8 @@
 // reads the cache again once Redis answers. The Redis server is the test's own; the shared one on 6379
 // is never touched.
 import { Redis } from 'ioredis';
-import { closeDb, TEST_API_KEY, uniquePrefix, baseEnv } from '../support/harness';
+import { closeDb, TEST_API_KEY, baseEnv, provisionedPrefix } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { buildCategory, CATEGORY_PATH, insertCategory, RedisServer, type CategoryFixture } from '../categories/category-support';
 import { waitUntil } from './fault-support';
@@ -15,13 +16,14 @@ const categories: CategoryFixture[] = [];
 
 beforeAll(async () => {
   redisServer = await RedisServer.start();
-  prefix = uniquePrefix('cache-outage');
+  prefix = await provisionedPrefix('cache-outage');
   gateway = await spawnService('gateway', baseEnv(prefix, { REDIS_URL: redisServer.url }));
   for (let index = 0; index < 20; index += 1) categories.push(await insertCategory(buildCategory()));
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();
   await redisServer?.stop();
+  await closeKafka();
   await closeDb();
 });
 
@@ -64,7 +66,9 @@ async function readAll(rounds: number): Promise<Phase> {
 
 async function cacheLookups(result: 'hit' | 'miss' | 'error'): Promise<number> {
   const text = await (await fetch(`${gateway.url}/metrics`)).text();
-  const line = text.split('\n').find((entry) => entry.startsWith('fleet_category_cache_lookups_total{') && entry.includes(`result="${result}"`));
+  const line = text
+    .split('\n')
+    .find((entry) => entry.startsWith('fleet_category_cache_lookups_total{') && entry.includes(`result="${result}"`));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
@@ -78,7 +82,13 @@ async function cachedKeys(): Promise<number> {
   }
 }
 
+async function readiness(): Promise<{ status: number; body: { status: string; checks: Record<string, string> } }> {
+  const response = await fetch(`${gateway.url}/readyz`);
+  return { status: response.status, body: (await response.json()) as { status: string; checks: Record<string, string> } };
+}
+
 test('Redis stopped under category reads: every read answers 200 from PostgreSQL, and Redis is used again once it returns', async () => {
+  expect(await readiness()).toEqual({ status: 200, body: expect.objectContaining({ status: 'ready' }) });
   const before = await readAll(10);
   expect(await cachedKeys()).toBe(categories.length);
   const hitsBefore = await cacheLookups('hit');
@@ -87,13 +97,23 @@ test('Redis stopped under category reads: every read answers 200 from PostgreSQL
   const errorsBefore = await cacheLookups('error');
   const during = await readAll(10);
   const errorsDuring = (await cacheLookups('error')) - errorsBefore;
+  // The instance still serves everything, so it stays in service and says what is missing.
+  expect(await readiness()).toEqual({
+    status: 200,
+    body: expect.objectContaining({ status: 'degraded', checks: expect.objectContaining({ redis: 'down' }) }),
+  });
 
   await redisServer.restart();
   // The restarted Redis is empty: the gateway reconnects and fills it as it reads.
-  await waitUntil(async () => {
-    await readAll(1);
-    return (await cachedKeys()) === categories.length;
-  }, 'the gateway to fill the restarted Redis', 20_000, 200);
+  await waitUntil(
+    async () => {
+      await readAll(1);
+      return (await cachedKeys()) === categories.length;
+    },
+    'the gateway to fill the restarted Redis',
+    20_000,
+    200,
+  );
   const hitsAfterRefill = await cacheLookups('hit');
   const after = await readAll(10);
   const hitsAfter = (await cacheLookups('hit')) - hitsAfterRefill;
@@ -112,7 +132,8 @@ test('Redis stopped under category reads: every read answers 200 from PostgreSQL
     })}\n`,
   );
 
-  for (const phase of [before, during, after]) expect({ ok: phase.ok, wrongBody: phase.wrongBody }).toEqual({ ok: phase.sent, wrongBody: 0 });
+  for (const phase of [before, during, after])
+    expect({ ok: phase.ok, wrongBody: phase.wrongBody }).toEqual({ ok: phase.sent, wrongBody: 0 });
   // Each read skips the absent Redis at once instead of waiting on it.
   expect(during.maxMs).toBeLessThan(1000);
   expect(hitsBefore).toBeGreaterThan(0);

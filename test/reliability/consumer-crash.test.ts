@@ -1,52 +1,57 @@
 // A Kafka consumer that kafkajs gives up on (a non-retriable crash, after which kafkajs leaves it
 // disconnected for good) is replaced by the supervisor that every writer and gateway consumer runs
-// under. The crash is real: the group's assignment step fails once while the consumer joins, as the mock
-// cluster's SyncGroup sometimes does when several writers join at once.
-import { PartitionAssigners, type PartitionAssigner } from 'kafkajs';
+// under. The crash is real, from the broker: another member already in the group speaks only a partition
+// assignment protocol the consumer does not know (as a client of another version or configuration
+// sharing the group id would), so joining fails with INCONSISTENT_GROUP_PROTOCOL, which kafkajs does not
+// retry. Once that member leaves, a replacement joins and consumes.
+import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createKafka, createLogger } from '@fleet/shared';
 import { superviseConsumer } from '../../shared/src/kafka/supervised-consumer';
 import { testServers, uniquePrefix } from '../support/harness';
-import { closeKafka, produceRaw } from '../support/kafka';
+import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
+import { waitUntil } from './fault-support';
 
 afterAll(async () => {
   await closeKafka();
 });
 
-/** The round-robin assigner, failing its first assignment. */
-function failingOnce(): { assigner: PartitionAssigner; failures: () => number } {
-  let failures = 0;
-  const assigner: PartitionAssigner = (config) => {
-    const inner = PartitionAssigners.roundRobin(config);
-    return {
-      ...inner,
-      async assign(group) {
-        if (failures === 0) {
-          failures += 1;
-          throw new Error('the assignment failed');
-        }
-        return inner.assign(group);
-      },
-    };
-  };
-  return { assigner, failures: () => failures };
-}
+/** Round-robin under a protocol name no project consumer offers. */
+const foreignAssigner: PartitionAssigner = (config) => ({ ...PartitionAssigners.roundRobin(config), name: 'ForeignAssigner' });
 
 test('a consumer that crashes for good while joining is replaced, and the replacement consumes the topic', async () => {
-  const lines: Array<{ msg: string }> = [];
+  const lines: Array<{ msg: string; err?: string }> = [];
   const logger = createLogger('consumer-crash', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) });
   const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const topic = `${uniquePrefix('consumer-crash')}.commands`;
+  const prefix = uniquePrefix('consumer-crash');
+  const topic = `${prefix}.commands`;
+  const groupId = `${topic}.group`;
+  await createTopic(topic);
+  await createTopic(`${prefix}.foreign`);
   await produceRaw(topic, [{ value: 'one' }, { value: 'two' }, { value: 'three' }]);
 
-  const { assigner, failures } = failingOnce();
+  const foreign: Consumer = testKafka().consumer({
+    groupId,
+    partitionAssigners: [foreignAssigner],
+    sessionTimeout: 6000,
+    heartbeatInterval: 2000,
+  });
+  await foreign.connect();
+  await foreign.subscribe({ topic: `${prefix}.foreign` });
+  let foreignJoined = false;
+  foreign.on(foreign.events.GROUP_JOIN, () => {
+    foreignJoined = true;
+  });
+  await foreign.run({ eachMessage: async () => undefined });
+  await waitUntil(() => foreignJoined, 'the foreign member to join the group');
+
   const received: string[] = [];
   let created = 0;
   const supervised = await superviseConsumer({
-    name: `${topic}.group`,
+    name: groupId,
     logger,
     create: () => {
       created += 1;
-      return kafka.consumer({ groupId: `${topic}.group`, partitionAssigners: [assigner], sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 5 });
+      return kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 5 });
     },
     run: async (consumer) => {
       await consumer.connect();
@@ -55,16 +60,20 @@ test('a consumer that crashes for good while joining is replaced, and the replac
     },
   });
   try {
-    const deadline = Date.now() + 30_000;
-    while (received.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    const crashed = () =>
+      lines.find((line) => line.msg === 'the Kafka consumer crashed and kafkajs will not restart it; starting a new one');
+    await waitUntil(() => crashed() !== undefined, 'the consumer to crash');
+    expect(crashed()!.err).toMatch(/incompatible with those of existing members/);
+    expect(received).toEqual([]);
 
-    expect(failures()).toBe(1);
-    expect(created).toBe(2);
+    await foreign.disconnect();
+    await waitUntil(() => received.length >= 3, 'the replacement to consume the topic', 45_000);
+
+    expect(created).toBeGreaterThanOrEqual(2);
     expect(received.sort()).toEqual(['one', 'three', 'two']);
-    const messages = lines.map((line) => line.msg);
-    expect(messages).toContain('the Kafka consumer crashed and kafkajs will not restart it; starting a new one');
-    expect(messages).toContain('the Kafka consumer runs again');
+    expect(lines.map((line) => line.msg)).toContain('the Kafka consumer runs again');
   } finally {
     await supervised.stop();
+    await foreign.disconnect();
   }
 }, 60_000);

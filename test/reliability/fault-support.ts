@@ -1,88 +1,194 @@
-// What the fault tests share: a stack of real service processes, a bounded load of trip locations,
-// the retry of every unconfirmed post with the same body, and the audit that compares what the clients
-// were told with what PostgreSQL holds. Each test prints its figures on one line starting with
-// "fault-figures", so a run's output can be collected for the README.
-import { randomBytes } from 'node:crypto';
-import type { Pool } from 'pg';
+// What the fault tests share: a stack of real service processes, a bounded load of trip locations or
+// vehicle groups, the retry of every unconfirmed post with the same body (and key), the time the stack
+// takes to serve again, and the audit that compares what the clients were told with what PostgreSQL
+// holds. Each test prints its figures on one line starting with "fault-figures", so a run's output can
+// be collected for the docs.
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { Client, escapeIdentifier, Pool } from 'pg';
 import { createLogger, dropDatabase, migrate } from '@fleet/shared';
-import { baseEnv, buildTrip, db, signToken, testServers, uniquePrefix } from '../support/harness';
+import { baseEnv, buildGroup, buildTrip, db, signToken, testServers, uniquePrefix } from '../support/harness';
+import { eventually } from '../support/eventually';
+import { provisionTopics } from '../support/kafka';
 import { spawnService, type ServiceProcess } from '../support/processes';
 
 export const TRIP_PATH = '/fleet/api/v1/trip-location';
+export const GROUP_PATH = '/fleet/api/v1/vehicle-group';
 
 export interface ProcessStack {
+  /** The gateway running now (restartGateway replaces it). */
   gateway: ServiceProcess;
   writers: ServiceProcess[];
+  groupWriters: ServiceProcess[];
   env: NodeJS.ProcessEnv;
   prefix: string;
-  url: string;
+  /** Where trip locations are posted, on the gateway running now. */
+  readonly url: string;
+  /** Where vehicle groups are posted, on the gateway running now. */
+  readonly groupUrl: string;
   addWriter(): Promise<ServiceProcess>;
+  addGroupWriter(): Promise<ServiceProcess>;
+  /** Starts a new gateway in place of one that has ended (e.g. killed by the test). */
+  restartGateway(): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
 export interface ProcessStackOptions {
   env?: Record<string, string>;
+  /** For the trip-writers alone, over `env`. */
+  writerEnv?: Record<string, string>;
   tripWriters?: number;
+  groupWriters?: number;
 }
 
-/** A gateway and trip-writers as separate processes, on topics of their own. */
+/** A gateway and writers as separate processes, on topics of their own. */
 export async function startProcessStack(label: string, options: ProcessStackOptions = {}): Promise<ProcessStack> {
   const prefix = uniquePrefix(label);
   const env = baseEnv(prefix, {
     LOG_LEVEL: 'info',
-    // The mock cluster holds every change of a group's members for a whole session timeout, and a
-    // killed writer's partitions wait that long anyway: a short session keeps each fault to seconds.
+    // A killed writer's partitions stand still until the broker ends its session; the broker's minimum
+    // keeps that to seconds, well inside the 30 s in which the stack must serve again after a fault.
     KAFKA_SESSION_TIMEOUT_MS: '6000',
     ...options.env,
   });
-  // One after the other: members joining a group at the same moment make the mock cluster fail a
-  // SyncGroup now and then, which only delays the start (the writer replaces the crashed consumer).
+  await provisionTopics(prefix, env.KAFKA_BROKERS!.split(','));
+  const writerEnv = { ...env, ...options.writerEnv };
+  // One after the other, as a deployment scales out: each writer is in the group before the next joins.
   const writers: ServiceProcess[] = [];
-  for (let count = 0; count < (options.tripWriters ?? 1); count += 1) writers.push(await spawnService('trip-writer', env));
-  const gateway = await spawnService('gateway', env);
+  for (let count = 0; count < (options.tripWriters ?? 1); count += 1) writers.push(await spawnService('trip-writer', writerEnv));
+  const groupWriters: ServiceProcess[] = [];
+  for (let count = 0; count < (options.groupWriters ?? 0); count += 1) groupWriters.push(await spawnService('group-writer', env));
   const stack: ProcessStack = {
-    gateway,
+    gateway: await spawnService('gateway', env),
     writers,
+    groupWriters,
     env,
     prefix,
-    url: `${gateway.url}${TRIP_PATH}`,
+    get url() {
+      return `${stack.gateway.url}${TRIP_PATH}`;
+    },
+    get groupUrl() {
+      return `${stack.gateway.url}${GROUP_PATH}`;
+    },
     async addWriter() {
-      const writer = await spawnService('trip-writer', env);
+      const writer = await spawnService('trip-writer', writerEnv);
       writers.push(writer);
       return writer;
     },
+    async addGroupWriter() {
+      const writer = await spawnService('group-writer', env);
+      groupWriters.push(writer);
+      return writer;
+    },
+    async restartGateway() {
+      stack.gateway = await spawnService('gateway', env);
+      return stack.gateway;
+    },
     async stop() {
-      await gateway.stop();
-      await Promise.allSettled(writers.map((writer) => writer.stop()));
+      await stack.gateway.stop();
+      await Promise.allSettled([...writers, ...groupWriters].map((writer) => writer.stop()));
     },
   };
   return stack;
 }
 
-/** A database of the test's own with the schema, for faults that must not reach other tests' connections. */
-export async function createPrivateDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export interface PrivateDatabase {
+  url: string;
+  /** A small pool on it, for auditing what the services stored. */
+  pool: Pool;
+  /**
+   * The PostgreSQL outage of the fault tests: the services' connections die mid-use and come back at
+   * once for 1.5 s, then the database refuses new ones for `refusedForMs` while open ones keep dying.
+   * Resolves with how many connections were terminated.
+   */
+  cutConnections(refusedForMs: number): Promise<number>;
+  /** Lets connections in again, closes its clients and drops the database. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A database of the test's own with the schema, for faults that must not reach other tests' connections.
+ * The outage is driven from the server's maintenance database, which stays reachable.
+ */
+export async function createPrivateDatabase(): Promise<PrivateDatabase> {
   const url = new URL(testServers().databaseUrl);
   url.pathname = `${url.pathname}_fault_${randomBytes(3).toString('hex')}`;
   await migrate(url.toString(), createLogger('test-setup', 'warn'));
-  return { url: url.toString(), drop: () => dropDatabase(url.toString()) };
+  const name = decodeURIComponent(url.pathname.slice(1));
+  const pool = new Pool({ connectionString: url.toString(), max: 2 });
+  const adminUrl = new URL(testServers().databaseUrl);
+  adminUrl.pathname = '/postgres';
+  const admin = new Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+
+  const allowConnections = (allowed: boolean) => admin.query(`ALTER DATABASE ${escapeIdentifier(name)} WITH ALLOW_CONNECTIONS ${allowed}`);
+  /** Terminates the services' connections every `everyMs` for `forMs`. */
+  async function terminateRepeatedly(everyMs: number, forMs: number): Promise<number> {
+    let terminated = 0;
+    const until = Date.now() + forMs;
+    while (Date.now() < until) {
+      const { rowCount } = await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'fleet-%'`,
+        [name],
+      );
+      terminated += rowCount ?? 0;
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    return terminated;
+  }
+
+  return {
+    url: url.toString(),
+    pool,
+    async cutConnections(refusedForMs) {
+      let terminated = await terminateRepeatedly(100, 1500);
+      await allowConnections(false);
+      terminated += await terminateRepeatedly(200, refusedForMs);
+      await allowConnections(true);
+      return terminated;
+    },
+    async drop() {
+      await allowConnections(true).catch(() => undefined);
+      await pool.end();
+      await admin.end();
+      await dropDatabase(url.toString());
+    },
+  };
 }
 
 export interface Attempt {
   status: number | 'network-error';
-  /** Date.now() when the request was sent. */
+  /** Date.now() when the request was sent, and when its answer (or the failure) came. */
   startedAt: number;
+  answeredAt: number;
   ms: number;
+  /** True when the body was a JSON object, as every answer of the API must be. */
+  json: boolean;
   id?: number;
   code?: string;
+  /** The Idempotency-Key header of the answer (a vehicle group's 503 hands the create's key back). */
+  idempotencyKey?: string;
 }
 
+/** One trip location, and every attempt to post it. */
 export interface Post {
   trip: Record<string, unknown>;
   attempts: Attempt[];
 }
 
-export interface Load {
-  posts: Post[];
+/** One vehicle group, posted and retried under one Idempotency-Key. */
+export interface GroupPost {
+  group: { vehicleGroupName: string; vehicleIds: number[] };
+  /** The key sent: the client's own, or for a keyless client the one its last 503 handed back. */
+  key?: string;
+  attempts: Attempt[];
+}
+
+interface Attempted {
+  attempts: Attempt[];
+}
+
+export interface Load<P extends Attempted = Post> {
+  posts: P[];
   /** Resolves once every first attempt has been answered. */
   done: Promise<void>;
   /** First attempts answered so far, by outcome. */
@@ -93,30 +199,46 @@ export async function authorization(): Promise<Record<string, string>> {
   return { authorization: `Bearer ${await signToken({}, { expiresIn: '1h' })}` };
 }
 
-async function send(url: string, trip: Record<string, unknown>, headers: Record<string, string>): Promise<Attempt> {
+async function send(url: string, body: unknown, headers: Record<string, string>): Promise<Attempt> {
   const startedAt = Date.now();
   const started = performance.now();
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(trip) });
-    const body = (await response.json().catch(() => undefined)) as { data?: { id?: number }; code?: string } | undefined;
-    return { status: response.status, startedAt, ms: performance.now() - started, id: body?.data?.id, code: body?.code };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    const answer = (await response.json().catch(() => undefined)) as { data?: { id?: number }; code?: string } | undefined;
+    return {
+      status: response.status,
+      startedAt,
+      answeredAt: Date.now(),
+      ms: performance.now() - started,
+      json: typeof answer === 'object' && answer !== null,
+      id: answer?.data?.id,
+      code: answer?.code,
+      idempotencyKey: response.headers.get('idempotency-key') ?? undefined,
+    };
   } catch {
-    return { status: 'network-error', startedAt, ms: performance.now() - started };
+    return { status: 'network-error', startedAt, answeredAt: Date.now(), ms: performance.now() - started, json: false };
   }
 }
 
-/**
- * Posts `count` trip locations, one every `intervalMs`, each from a device of its own, so that every
- * acknowledged post can be matched to exactly one row.
- */
-export function startLoad(url: string, headers: Record<string, string>, count: number, intervalMs: number): Load {
-  const posts: Post[] = Array.from({ length: count }, () => ({ trip: buildTrip(), attempts: [] }));
+/** Posts a group under its key, if it has one; a keyless client keeps the key a 503 hands it, as told. */
+async function postGroup(url: string, post: GroupPost, headers: Record<string, string>): Promise<Attempt> {
+  const attempt = await send(url, post.group, post.key === undefined ? headers : { ...headers, 'idempotency-key': post.key });
+  if (attempt.status === 503 && attempt.idempotencyKey) post.key ??= attempt.idempotencyKey;
+  return attempt;
+}
+
+/** Sends each post's first attempt, one every `intervalMs`, to wherever `url()` points at that moment. */
+function startSending<P extends Attempted>(posts: P[], intervalMs: number, sendOne: (post: P) => Promise<Attempt>): Load<P> {
   let total = 0;
   let ok = 0;
   const done = Promise.all(
     posts.map(async (post, index) => {
       await new Promise((resolve) => setTimeout(resolve, index * intervalMs));
-      const attempt = await send(url, post.trip, headers);
+      const attempt = await sendOne(post);
       post.attempts.push(attempt);
       total += 1;
       if (attempt.status === 200) ok += 1;
@@ -125,11 +247,47 @@ export function startLoad(url: string, headers: Record<string, string>, count: n
   return { posts, done, answered: () => ({ total, ok }) };
 }
 
+type UrlOf = string | (() => string);
+const resolveUrl = (url: UrlOf) => (typeof url === 'string' ? url : url());
+
 /**
- * Posts every trip that has no 200 yet again, with the same body, until each is confirmed or the time
- * is up. Trip locations are idempotent by (imei, gpsTime), so a retry never makes a second row.
+ * Posts `count` trip locations, one every `intervalMs`, each from a device of its own, so that every
+ * acknowledged post can be matched to exactly one row.
  */
-export async function retryUnconfirmed(url: string, headers: Record<string, string>, posts: Post[], timeoutMs = 60_000): Promise<void> {
+export function startLoad(url: UrlOf, headers: Record<string, string>, count: number, intervalMs: number): Load {
+  const posts: Post[] = Array.from({ length: count }, () => ({ trip: buildTrip(), attempts: [] }));
+  return startSending(posts, intervalMs, (post) => send(resolveUrl(url), post.trip, headers));
+}
+
+/**
+ * Posts `count` vehicle groups, each with a name and members of its own, and an Idempotency-Key of its own
+ * unless `keyless` (such a client retries with the key a 503 hands back, as the 503 tells it to).
+ */
+export function startGroupLoad(
+  url: UrlOf,
+  headers: Record<string, string>,
+  count: number,
+  intervalMs: number,
+  { keyless = false }: { keyless?: boolean } = {},
+): Load<GroupPost> {
+  const posts: GroupPost[] = Array.from({ length: count }, () => {
+    const vehicleIds = [...new Set(Array.from({ length: 1 + randomInt(8) }, () => 1 + randomInt(1_000_000)))];
+    const name = randomUUID();
+    return {
+      group: buildGroup({ vehicleGroupName: `Fault ${name}`, vehicleIds }) as GroupPost['group'],
+      key: keyless ? undefined : name,
+      attempts: [],
+    };
+  });
+  return startSending(posts, intervalMs, (post) => postGroup(resolveUrl(url), post, headers));
+}
+
+/** Sends every post that has no 200 yet again, until each is confirmed or the time is up. */
+async function retryUntilConfirmed<P extends Attempted>(
+  posts: P[],
+  sendOne: (post: P) => Promise<Attempt>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const open = posts.filter((post) => post.attempts.at(-1)?.status !== 200);
@@ -138,7 +296,7 @@ export async function retryUnconfirmed(url: string, headers: Record<string, stri
     for (let start = 0; start < open.length; start += 100) {
       await Promise.all(
         open.slice(start, start + 100).map(async (post) => {
-          post.attempts.push(await send(url, post.trip, headers));
+          post.attempts.push(await sendOne(post));
         }),
       );
     }
@@ -146,20 +304,39 @@ export async function retryUnconfirmed(url: string, headers: Record<string, stri
   }
 }
 
+/**
+ * Posts every trip that has no 200 yet again, with the same body, until each is confirmed or the time
+ * is up. Trip locations are idempotent by (imei, gpsTime), so a retry never makes a second row.
+ */
+export function retryUnconfirmed(url: UrlOf, headers: Record<string, string>, posts: Post[], timeoutMs = 60_000): Promise<void> {
+  return retryUntilConfirmed(posts, (post) => send(resolveUrl(url), post.trip, headers), timeoutMs);
+}
+
+/** The same for vehicle groups, each retried with its body and its Idempotency-Key. */
+export function retryUnconfirmedGroups(url: UrlOf, headers: Record<string, string>, posts: GroupPost[], timeoutMs = 60_000): Promise<void> {
+  return retryUntilConfirmed(posts, (post) => postGroup(resolveUrl(url), post, headers), timeoutMs);
+}
+
 export interface Figures {
   fault: string;
   sent: number;
+  /** First attempts answered 200, and 503. */
   ok: number;
   unavailable: number;
   /** The codes of the first 503s, e.g. E-S1/1-02 (no reply in time) or E-S1/1-01 (broker unavailable). */
   unavailableCodes: Record<string, number>;
+  /** Over every attempt, first or retried: answers neither 200 nor a JSON 503, and requests that got no answer. */
   otherStatus: number;
   networkErrors: number;
   retries: number;
+  /** Rows stored for the posts (trip locations, or vehicle groups). */
   rows: number;
+  /** Rows beyond the one a post (a position, or an Idempotency-Key) may have. */
   duplicates: number;
-  /** Posts answered 200 (first try or retry) without a row holding the returned id. */
+  /** Posts answered 200 (first try or retry) whose id is not their one row. */
   lost: number;
+  /** Posts whose one row does not hold the values sent (for a group: exactly its members). */
+  wrongValues: number;
   /** Posts never confirmed, even after retrying. */
   unconfirmed: number;
   p50Ms: number;
@@ -172,6 +349,33 @@ function percentile(sorted: number[], fraction: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!);
 }
 
+/** What the clients were told, before anything is compared with the database. */
+function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'duplicates' | 'lost' | 'wrongValues'> {
+  const first = posts.map((post) => post.attempts[0]!);
+  const every = posts.flatMap((post) => post.attempts);
+  const unavailableCodes: Record<string, number> = {};
+  for (const attempt of first) {
+    if (attempt.status === 503) unavailableCodes[attempt.code ?? 'none'] = (unavailableCodes[attempt.code ?? 'none'] ?? 0) + 1;
+  }
+  const latencies = first.map((attempt) => attempt.ms).sort((a, b) => a - b);
+  return {
+    sent: posts.length,
+    ok: first.filter((attempt) => attempt.status === 200).length,
+    unavailable: first.filter((attempt) => attempt.status === 503).length,
+    unavailableCodes,
+    otherStatus: every.filter(
+      (attempt) =>
+        attempt.status !== 'network-error' && attempt.status !== 200 && !(attempt.status === 503 && attempt.json && attempt.code),
+    ).length,
+    networkErrors: every.filter((attempt) => attempt.status === 'network-error').length,
+    retries: every.length - first.length,
+    unconfirmed: posts.filter((post) => !post.attempts.some((attempt) => attempt.status === 200)).length,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    maxMs: percentile(latencies, 1),
+  };
+}
+
 /** How many of the posted trips have a row, whatever the answers said. */
 export async function storedCount(posts: Post[], pool: Pool = db()): Promise<number> {
   const { rows } = await pool.query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1)', [
@@ -180,86 +384,140 @@ export async function storedCount(posts: Post[], pool: Pool = db()): Promise<num
   return Number(rows[0]!.count);
 }
 
+type TripRow = Record<string, unknown> & { id: string; imei: string; gps_time: Date };
+
 /** Compares every answer with the rows stored for the posted devices. */
 export async function audit(fault: string, posts: Post[], pool: Pool = db()): Promise<Figures> {
-  const imeis = posts.map((post) => String(post.trip.imei));
-  const { rows } = await pool.query<{ id: string; imei: string; gps_time: Date }>(
-    'SELECT id, imei, gps_time FROM trip_locations WHERE imei = ANY($1)',
-    [imeis],
-  );
-  const rowsByImei = new Map<string, Array<{ id: number; gpsTime: number }>>();
-  for (const row of rows) {
-    const list = rowsByImei.get(row.imei) ?? [];
-    list.push({ id: Number(row.id), gpsTime: row.gps_time.getTime() });
-    rowsByImei.set(row.imei, list);
-  }
+  const { rows } = await pool.query<TripRow>('SELECT * FROM trip_locations WHERE imei = ANY($1)', [
+    posts.map((post) => String(post.trip.imei)),
+  ]);
+  const rowsByImei = new Map<string, TripRow[]>();
+  for (const row of rows) rowsByImei.set(row.imei, [...(rowsByImei.get(row.imei) ?? []), row]);
 
   let lost = 0;
   let duplicates = 0;
-  let unconfirmed = 0;
+  let wrongValues = 0;
   for (const post of posts) {
     const stored = rowsByImei.get(String(post.trip.imei)) ?? [];
+    // Each post is a device of its own: more than one row for it is a position stored twice.
     duplicates += Math.max(0, stored.length - 1);
     const confirmedIds = post.attempts.filter((attempt) => attempt.status === 200).map((attempt) => attempt.id);
-    if (confirmedIds.length === 0) unconfirmed += 1;
-    const gpsTime = Date.parse(String(post.trip.gpsTime));
     // Every 200 must name the one row of this position, and every retry the same one.
-    if (confirmedIds.some((id) => stored.length !== 1 || stored[0]!.id !== id || stored[0]!.gpsTime !== gpsTime)) lost += 1;
+    if (confirmedIds.some((id) => stored.length !== 1 || Number(stored[0]!.id) !== id)) lost += 1;
+    const { imei: _imei, gpsTime, ...values } = post.trip;
+    const held = (row: TripRow) =>
+      row.gps_time.getTime() === Date.parse(String(gpsTime)) && Object.entries(values).every(([column, value]) => row[column] === value);
+    if (stored.some((row) => !held(row))) wrongValues += 1;
   }
+  return { fault, ...answerFigures(posts), rows: rows.length, duplicates, lost, wrongValues };
+}
 
-  const first = posts.map((post) => post.attempts[0]!);
-  const unavailableCodes: Record<string, number> = {};
-  for (const attempt of first) {
-    if (attempt.status === 503) unavailableCodes[attempt.code ?? 'none'] = (unavailableCodes[attempt.code ?? 'none'] ?? 0) + 1;
+/**
+ * Compares every group answer with the groups stored under the posted names (each post's name is its
+ * own, so the groups of a name are the groups its Idempotency-Key made) and their members.
+ */
+export async function auditGroups(fault: string, posts: GroupPost[], pool: Pool = db()): Promise<Figures> {
+  const { rows } = await pool.query<{ id: string; name: string; members: string[] }>(
+    `SELECT g.id, g.name, array_remove(array_agg(m.vehicle_id ORDER BY m.vehicle_id), NULL)::text[] AS members
+     FROM vehicle_groups g LEFT JOIN vehicle_group_members m ON m.vehicle_group_id = g.id
+     WHERE g.name = ANY($1) GROUP BY g.id`,
+    [posts.map((post) => post.group.vehicleGroupName)],
+  );
+  const groupsByName = new Map<string, typeof rows>();
+  for (const row of rows) groupsByName.set(row.name, [...(groupsByName.get(row.name) ?? []), row]);
+
+  let lost = 0;
+  let duplicates = 0;
+  let wrongValues = 0;
+  for (const post of posts) {
+    const stored = groupsByName.get(post.group.vehicleGroupName) ?? [];
+    duplicates += Math.max(0, stored.length - 1);
+    const confirmedIds = post.attempts.filter((attempt) => attempt.status === 200).map((attempt) => attempt.id);
+    if (confirmedIds.some((id) => stored.length !== 1 || Number(stored[0]!.id) !== id)) lost += 1;
+    const sent = [...post.group.vehicleIds].sort((a, b) => a - b).join(',');
+    if (stored.some((group) => group.members.map(Number).join(',') !== sent)) wrongValues += 1;
   }
-  const latencies = first.map((attempt) => attempt.ms).sort((a, b) => a - b);
-  return {
-    fault,
-    sent: posts.length,
-    ok: first.filter((attempt) => attempt.status === 200).length,
-    unavailable: first.filter((attempt) => attempt.status === 503).length,
-    unavailableCodes,
-    otherStatus: first.filter((attempt) => typeof attempt.status === 'number' && attempt.status !== 200 && attempt.status !== 503).length,
-    networkErrors: first.filter((attempt) => attempt.status === 'network-error').length,
-    retries: posts.reduce((sum, post) => sum + post.attempts.length - 1, 0),
-    rows: rows.length,
-    duplicates,
-    lost,
-    unconfirmed,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    maxMs: percentile(latencies, 1),
-  };
+  return { fault, ...answerFigures(posts), rows: rows.length, duplicates, lost, wrongValues };
 }
 
 /** The warnings and errors the stack's processes logged, for the message of a failed test. */
 export function problemsLogged(services: ServiceProcess[], limit = 40): string {
   return services
-    .flatMap((service) => service.logs.filter((line) => line.level >= 40).map((line) => `${service.name}: ${line.msg} ${String(line.err ?? line.error ?? '')}`))
+    .flatMap((service) =>
+      service.logs.filter((line) => line.level >= 40).map((line) => `${service.name}: ${line.msg} ${String(line.err ?? line.error ?? '')}`),
+    )
     .slice(-limit)
     .join('\n');
 }
 
-/** One line per fault, collected from a run's output for the README. */
+/** One line per fault, collected from a run's output for the docs. */
 export function printFigures(figures: Figures, extra: Record<string, unknown> = {}): void {
   process.stdout.write(`fault-figures ${JSON.stringify({ ...figures, ...extra })}\n`);
 }
 
-/** The promise every fault test checks: nothing acknowledged is lost, nothing is stored twice. */
-export function expectPromiseKept(figures: Figures): void {
+/** What every fault must leave: each post stored once with the values sent, each 200 naming its row. */
+export function expectDataKept(figures: Figures): void {
   expect({
     lost: figures.lost,
+    wrongValues: figures.wrongValues,
     duplicates: figures.duplicates,
     unconfirmed: figures.unconfirmed,
     rows: figures.rows,
-    otherStatus: figures.otherStatus,
-    networkErrors: figures.networkErrors,
-  }).toEqual({ lost: 0, duplicates: 0, unconfirmed: 0, rows: figures.sent, otherStatus: 0, networkErrors: 0 });
+  }).toEqual({ lost: 0, wrongValues: 0, duplicates: 0, unconfirmed: 0, rows: figures.sent });
 }
 
-/** A counter from a writer's /metrics (0 when it has not counted anything yet). */
-export async function writerCounter(writer: ServiceProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${writer.url}/metrics`)).text();
+/** The promise every fault test checks: the data is kept, and every answer is a 200 or a JSON 503. */
+export function expectPromiseKept(figures: Figures): void {
+  expectDataKept(figures);
+  expect({ otherStatus: figures.otherStatus, networkErrors: figures.networkErrors }).toEqual({ otherStatus: 0, networkErrors: 0 });
+}
+
+/** First attempts that were sent before `time` and answered after it: the work a fault caught in flight. */
+export function inFlightAt(posts: Attempted[], time: number): number {
+  return posts.filter((post) => {
+    const first = post.attempts[0];
+    return first !== undefined && first.startedAt < time && first.answeredAt > time;
+  }).length;
+}
+
+export interface RecoveryOptions {
+  /** The body of each probe: a fresh trip location unless told otherwise (e.g. a vehicle group). */
+  body?: () => unknown;
+  timeoutMs?: number;
+}
+
+/**
+ * Seconds from the end of a fault until the stack confirms a new write by itself: a fresh probe is
+ * posted every 250 ms until one is answered 200. Every probe's answer must be a 200 or a JSON 503, like
+ * any other.
+ */
+export async function secondsToRecover(
+  url: UrlOf,
+  headers: Record<string, string>,
+  faultEndedAt: number,
+  { body = () => buildTrip(), timeoutMs = 60_000 }: RecoveryOptions = {},
+): Promise<number> {
+  const probes: Array<Promise<Attempt>> = [];
+  const first: { okAt?: number } = {};
+  while (first.okAt === undefined) {
+    if (Date.now() - faultEndedAt > timeoutMs) throw new Error(`the stack did not serve again within ${timeoutMs} ms of the fault ending`);
+    probes.push(
+      send(resolveUrl(url), body(), headers).then((attempt) => {
+        if (attempt.status === 200) first.okAt = Math.min(first.okAt ?? Infinity, attempt.answeredAt);
+        return attempt;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const answers = await Promise.all(probes);
+  const improper = answers.filter((attempt) => attempt.status !== 200 && !(attempt.status === 503 && attempt.json));
+  if (improper.length) throw new Error(`probes answered neither 200 nor a JSON 503: ${JSON.stringify(improper.slice(0, 3))}`);
+  return Math.round((first.okAt - faultEndedAt) / 100) / 10;
+}
+
+/** A counter or gauge from a service's /metrics (0 when it has not counted anything yet). */
+export async function metricValue(service: ServiceProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
   const line = text.split('\n').find((entry) => entry.startsWith(`${name} `) || entry.startsWith(`${name}{`));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
@@ -269,7 +527,7 @@ export async function warmUp(stack: ProcessStack, headers: Record<string, string
   await waitUntil(
     async () => {
       await Promise.all(Array.from({ length: 20 }, () => send(stack.url, buildTrip(), headers)));
-      const inserted = await Promise.all(stack.writers.map((writer) => writerCounter(writer, 'fleet_writer_rows_inserted_total')));
+      const inserted = await Promise.all(stack.writers.map((writer) => metricValue(writer, 'fleet_writer_rows_inserted_total')));
       return inserted.every((count) => count > 0);
     },
     'every writer to store trips',
@@ -279,9 +537,5 @@ export async function warmUp(stack: ProcessStack, headers: Record<string, string
 }
 
 export async function waitUntil(probe: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000, stepMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
+  await eventually(probe, timeoutMs, { what, intervalMs: stepMs });
 }

@@ -15,7 +15,7 @@ import {
   startLoad,
   startProcessStack,
   waitUntil,
-  writerCounter,
+  metricValue,
   type ProcessStack,
 } from './fault-support';
 
@@ -59,7 +59,7 @@ test('poison messages among valid posts go to the dead-letter topic with their r
 
   const dead = await readTopic(`${stack.prefix}.dead-letter`, poison.length, 20_000);
   const figures = await audit('poison messages among valid commands', load.posts);
-  const deadLettered = await writerCounter(writer!, 'fleet_writer_dead_lettered_total');
+  const deadLettered = await metricValue(writer!, 'fleet_writer_dead_lettered_total');
   printFigures(figures, { poisonMessages: poison.length, deadLettered });
 
   expect(figures.unavailable).toBe(0);

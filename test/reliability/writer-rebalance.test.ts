@@ -1,9 +1,11 @@
 // Fault 2: two trip-writers share the partitions; one stops (SIGTERM, a graceful leave) mid-load, and the
-// consumer group rebalances its partitions onto the other. What the leaver had resolved is committed on
-// its way out; what it had not is redelivered to the survivor and found as a duplicate.
-import { closeKafka } from '../support/kafka';
+// consumer group rebalances its partitions onto the other. The leaver commits everything it stored on
+// its way out, so the survivor carries on each moved partition after the leaver's last message and
+// stores none of them again. The writers log every stored message (LOG_LEVEL debug) for the check.
+import { topicsFor } from '@fleet/shared';
+import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
-import { stopAllServices } from '../support/processes';
+import { stopAllServices, type ServiceProcess } from '../support/processes';
 import {
   audit,
   authorization,
@@ -20,8 +22,27 @@ import {
 
 let stack: ProcessStack;
 
+/** The messages a writer has logged as stored, as `partition/offset`. */
+function storedMessages(writer: ServiceProcess): string[] {
+  return writer.logs.filter((line) => line.msg === 'command stored').map((line) => `${String(line.partition)}/${String(line.offset)}`);
+}
+
+/** The offset of the last message a writer stored, by partition. */
+function lastStored(writer: ServiceProcess): Map<number, number> {
+  const last = new Map<number, number>();
+  for (const message of storedMessages(writer)) {
+    const [partition, offset] = message.split('/').map(Number) as [number, number];
+    last.set(partition, Math.max(offset, last.get(partition) ?? -1));
+  }
+  return last;
+}
+
 beforeAll(async () => {
-  stack = await startProcessStack('writer-rebalance', { tripWriters: 2, env: { REPLY_TIMEOUT_MS: '10000' } });
+  stack = await startProcessStack('writer-rebalance', {
+    tripWriters: 2,
+    env: { REPLY_TIMEOUT_MS: '10000' },
+    writerEnv: { LOG_LEVEL: 'debug' },
+  });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();
@@ -39,10 +60,27 @@ test('one of two trip-writers leaves mid-load: the other takes its partitions, e
   await waitUntil(() => load.answered().ok >= 500, 'the first 500 confirmations', 30_000, 10).catch((error: Error) => {
     throw new Error(`${error.message}; answered ${JSON.stringify(load.answered())}\n${problemsLogged([stack.gateway, ...stack.writers])}`);
   });
+  const topic = topicsFor(stack.prefix).tripLocations;
+  const groupId = `${stack.prefix}.trip-writer`;
+  // Not in a quiet moment: the leave lands while the group has messages to consume or commit.
+  await waitUntil(async () => (await groupLag(groupId, topic)) > 0, 'messages in flight', 15_000, 10);
   expect(await leaver!.stop()).toBe(0);
+
+  // Committed on the way out: on every partition it stored to, the group's offset is past the leaver's last message.
+  const leaverLast = lastStored(leaver!);
+  const committed = await committedOffsets(groupId, topic);
+  expect([...leaverLast].filter(([partition, offset]) => (committed.get(partition) ?? 0) <= offset)).toEqual([]);
 
   await load.done;
   await retryUnconfirmed(stack.url, headers, load.posts, 60_000);
+
+  // The leave moved work in progress: the survivor went on where the leaver stopped, redelivering none of it.
+  const byLeaver = new Set(storedMessages(leaver!));
+  expect(storedMessages(survivor!).filter((message) => byLeaver.has(message))).toEqual([]);
+  const carriedOn = [...lastStored(survivor!)].filter(
+    ([partition, offset]) => leaverLast.has(partition) && offset > leaverLast.get(partition)!,
+  );
+  expect(carriedOn.length).toBeGreaterThan(0);
   const figures = await audit('one of two trip-writers leaves (rebalance)', load.posts);
   printFigures(figures);
 

@@ -41,7 +41,7 @@ const instant = fc.integer({ min: 0, max: MAX_GPS_MS });
 export const gpsTimeRendering: fc.Arbitrary<Rendered<string | number>> = fc.oneof(
   instant.map((ms) => ({ input: new Date(ms).toISOString(), ms })),
   fc
-    .record({ ms: instant, offset: fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 }), colon: fc.boolean(), fraction: fc.boolean() })
+    .record({ ms: instant, offset: fc.integer({ min: -14 * 60, max: 14 * 60 }), colon: fc.boolean(), fraction: fc.boolean() })
     .filter(({ ms, offset, fraction }) => {
       const local = new Date(ms + offset * 60_000);
       // The local time must have a four-digit year, and fractions are only written when they are kept.
@@ -54,14 +54,46 @@ export const gpsTimeRendering: fc.Arbitrary<Rendered<string | number>> = fc.oneo
   instant.map((ms) => ms - (ms % 1000)).map((ms) => ({ input: calendarText(new Date(ms), ' ', 'always', false), ms })),
   instant
     .filter((ms) => ms / 1000 < EPOCH_SECONDS_LIMIT)
-    .chain((ms) => fc.constantFrom<Rendered<string | number>>({ input: ms / 1000, ms }, { input: (ms / 1000).toFixed(3), ms }, { input: String(Math.floor(ms / 1000)), ms: ms - (ms % 1000) })),
-  instant.filter((ms) => ms >= EPOCH_SECONDS_LIMIT).chain((ms) => fc.constantFrom<Rendered<string | number>>({ input: ms, ms }, { input: String(ms), ms })),
+    .chain((ms) =>
+      fc.constantFrom<Rendered<string | number>>(
+        { input: ms / 1000, ms },
+        { input: (ms / 1000).toFixed(3), ms },
+        { input: String(Math.floor(ms / 1000)), ms: ms - (ms % 1000) },
+      ),
+    ),
+  instant
+    .filter((ms) => ms >= EPOCH_SECONDS_LIMIT)
+    .chain((ms) => fc.constantFrom<Rendered<string | number>>({ input: ms, ms }, { input: String(ms), ms })),
+  // A leap second denotes the first second of the next day.
+  fc.constantFrom<Rendered<string | number>>(
+    { input: '2016-12-31T23:59:60Z', ms: Date.UTC(2017, 0, 1) },
+    { input: '2016-12-31 23:59:60', ms: Date.UTC(2017, 0, 1) },
+    { input: '2012-07-01T01:59:60.5+02:00', ms: Date.UTC(2012, 6, 1, 0, 0, 0, 500) },
+  ),
 );
 
 /** gpsTime values that must be refused, whatever else the body holds. */
 export const invalidGpsTime: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom('', 'yesterday', 'now', '2026-11-22', '2026-11-22T08:30:00', '2026-11-22 08:30', '2026-02-30 10:00:00', '2026-11-22T24:00:00Z'),
-  fc.constantFrom('2026-11-22T08:30:00+24:00', '2026-11-22T08:30:00.1234Z', '22/11/2026 08:30', '0x6740', '1e9', '-1700000000', '1969-12-31T23:59:59Z'),
+  fc.constantFrom(
+    '',
+    'yesterday',
+    'now',
+    '2026-11-22',
+    '2026-11-22T08:30:00',
+    '2026-11-22 08:30',
+    '2026-02-30 10:00:00',
+    '2026-11-22T24:00:00Z',
+  ),
+  fc.constantFrom(
+    '2026-11-22T08:30:00+24:00',
+    '2026-11-22T08:30:00.1234Z',
+    '22/11/2026 08:30',
+    '0x6740',
+    '1e9',
+    '-1700000000',
+    '1969-12-31T23:59:59Z',
+  ),
+  fc.constantFrom('2026-11-22T08:30:00+14:01', '2026-11-22T08:30:00-15:00', '2026-11-22T08:30:00+2359', '2026-11-22T08:30:60Z'),
   fc.constantFrom(-1, Number.MAX_SAFE_INTEGER, true, null, { seconds: 1 }, [1700000000]),
   instant.map((ms) => new Date(ms).toISOString().replace('Z', '')),
 );
@@ -78,14 +110,18 @@ export interface FieldValue {
 /** A finite number in [min, max], as a number or as text of many shapes, with the number it means. */
 function numberIn(min: number, max: number, integer = false): fc.Arbitrary<FieldValue> {
   const value = integer ? fc.integer({ min, max }) : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
-  return value.chain((number) => {
-    const meaning = number + 0;
-    const texts = [String(number), integer ? String(number) : number.toExponential(), integer ? `+${number}` : number.toFixed(6)];
-    return fc.oneof(
-      fc.constant<FieldValue>({ json: number, form: String(number), meaning }),
-      fc.constantFrom(...texts).chain((text) => spaced(text).map<FieldValue>((padded) => ({ json: padded, form: padded, meaning: Number(text) + 0 }))),
-    );
-  }).filter((value) => typeof value.meaning === 'number' && value.meaning >= min && value.meaning <= max);
+  return value
+    .chain((number) => {
+      const meaning = number + 0;
+      const texts = [String(number), integer ? String(number) : number.toExponential(), integer ? `+${number}` : number.toFixed(6)];
+      return fc.oneof(
+        fc.constant<FieldValue>({ json: number, form: String(number), meaning }),
+        fc
+          .constantFrom(...texts)
+          .chain((text) => spaced(text).map<FieldValue>((padded) => ({ json: padded, form: padded, meaning: Number(text) + 0 }))),
+      );
+    })
+    .filter((value) => typeof value.meaning === 'number' && value.meaning >= min && value.meaning <= max);
 }
 
 const booleanValue: fc.Arbitrary<FieldValue> = fc.boolean().chain((meaning) =>
@@ -205,7 +241,9 @@ export function formBody(trip: TripCase): string {
 }
 
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]*$/u;
 
 export interface GroupCase {
   body: Record<string, unknown>;
@@ -221,15 +259,20 @@ const validName = fc
     fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }),
     fc.constantFrom(...injections),
     fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 200 }),
+    fc.constant('\u{1F69A}'.repeat(200)),
   )
-  .filter((name) => !CONTROL.test(name) && name.trim().length > 0 && name.trim().length <= 200);
+  .filter((name) => !CONTROL.test(name) && !BIDI_CONTROL.test(name) && !INVISIBLE_ONLY.test(name) && [...name.trim()].length <= 200);
 
 const invalidName: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom('', '   ', 'tab\there', 'line\nbreak', 'nul\u0000', 'bell\u0007', 'lone \ud800 surrogate', 'x'.repeat(201)),
+  fc.constantFrom('\u{1F69A}'.repeat(201), 'next\u0085line', 'bidi \u202e override', 'bidi \u2066 isolate', '\u200b\u200d\ufeff'),
   fc.constantFrom<unknown>(42, null, true, ['name'], { name: 'x' }),
 );
 
-const vehicleId = fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.maxSafeNat().filter((id) => id > 0));
+const vehicleId = fc.oneof(
+  fc.integer({ min: 1, max: 1000 }),
+  fc.maxSafeNat().filter((id) => id > 0),
+);
 
 export const validGroup: fc.Arbitrary<GroupCase> = fc
   .record({ name: validName, ids: fc.array(vehicleId, { maxLength: 40 }) })
@@ -256,5 +299,7 @@ export const invalidGroup: fc.Arbitrary<GroupCase> = fc.oneof(
       const withBad = [...ids.slice(0, index), bad, ...ids.slice(index)];
       return { body: { vehicleGroupName: name, vehicleIds: withBad }, invalid: [`vehicleIds.${index}`] };
     }),
-  fc.constantFrom<unknown>('1,2', 7, null, { 0: 1 }).map((ids) => ({ body: { vehicleGroupName: 'Valid name', vehicleIds: ids }, invalid: ['vehicleIds'] })),
+  fc
+    .constantFrom<unknown>('1,2', 7, null, { 0: 1 })
+    .map((ids) => ({ body: { vehicleGroupName: 'Valid name', vehicleIds: ids }, invalid: ['vehicleIds'] })),
 );

@@ -2,8 +2,8 @@
 // stack: whatever the gateway accepts is stored with the meaning it was sent with (read back from
 // PostgreSQL), and whatever it refuses gets a 400 JSON body naming exactly the bad fields.
 import fc from 'fast-check';
-import { closeKafka } from '../support/kafka';
-import { closeDb, db, signToken, startStack, type Stack } from '../support/harness';
+import { closeKafka, commandsPublished } from '../support/kafka';
+import { closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
 import { formBody, invalidGroup, invalidTrip, jsonBody, validGroup, validTrip, type GroupCase, type TripCase } from './arbitraries';
 
 const TRIP_PATH = '/fleet/api/v1/trip-location';
@@ -24,7 +24,11 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: string, contentType: string) {
-  const response = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: auth }, body });
+  const response = await fetch(`${stack.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, authorization: auth },
+    body,
+  });
   return { status: response.status, contentType: response.headers.get('content-type'), body: (await response.json()) as any };
 }
 
@@ -58,11 +62,15 @@ test(`an accepted trip, JSON or form, is stored with the meaning of every field 
 test(`a refused trip, JSON or form, gets a 400 JSON body naming exactly the bad fields, and stores nothing (${RUNS} runs)`, async () => {
   await fc.assert(
     fc.asyncProperty(invalidTrip, fc.boolean(), async (trip, asForm) => {
+      const published = await commandsPublished(stack.prefix);
       const answer = await postTrip(trip, asForm);
       expect(answer.status).toBe(400);
       expect(answer.contentType).toMatch(/^application\/json/);
       expect(answer.body.code).toBe('E-V1/1-01');
       expect(issuePaths(answer.body)).toEqual(trip.invalid);
+      // For every input, nothing reached the trip-writer. A row is looked for too where one could be
+      // found: by a valid imei, which is unique to its case; a refused or missing imei names no row.
+      expect(await commandsPublishedSettled(stack)).toBe(published);
       const imei = trip.values.imei?.meaning;
       if (typeof imei === 'string') expect((await db().query('SELECT 1 FROM trip_locations WHERE imei = $1', [imei])).rowCount).toBe(0);
     }),
@@ -76,9 +84,11 @@ async function storedGroup(id: number) {
   return { name: group.rows[0]?.name, ids: members.rows.map((row) => Number(row.vehicle_id)).sort((a, b) => a - b) };
 }
 
-test(`any group body is either stored as meant (trimmed name, each id once) or refused with a 400 naming the bad part (${RUNS} runs)`, async () => {
+test(`any group body is either stored as meant (trimmed name, each id once) or refused with a 400 naming the bad part and nothing stored (${RUNS} runs)`, async () => {
   await fc.assert(
     fc.asyncProperty(fc.oneof(validGroup, invalidGroup), async (group: GroupCase) => {
+      const published = await commandsPublished(stack.prefix);
+      const sentAt: Date = (await db().query('SELECT clock_timestamp() AS now')).rows[0].now;
       const answer = await post(GROUP_PATH, JSON.stringify(group.body), 'application/json');
       if (group.meaning) {
         expect(answer.status).toBe(200);
@@ -88,6 +98,13 @@ test(`any group body is either stored as meant (trimmed name, each id once) or r
         expect(answer.status).toBe(400);
         expect(answer.body.code).toBe('E-V1/1-01');
         expect(issuePaths(answer.body)).toEqual(group.invalid);
+        // For every input, nothing reached the group-writer. Names repeat across cases ('Valid name', the
+        // SQL ones), so a row is looked for by a string name among the groups created since it was sent.
+        expect(await commandsPublishedSettled(stack)).toBe(published);
+        const name = group.body.vehicleGroupName;
+        if (typeof name === 'string') {
+          expect((await db().query('SELECT 1 FROM vehicle_groups WHERE name = $1 AND created_at >= $2', [name, sentAt])).rowCount).toBe(0);
+        }
       }
     }),
     { numRuns: RUNS },

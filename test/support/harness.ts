@@ -7,12 +7,14 @@ import { createLogger } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { start as startGroupWriter } from '@fleet/group-writer';
+import { commandsPublished, provisionTopics } from './kafka';
 
 export interface TestServers {
   databaseUrl: string;
   redisUrl: string;
   kafkaBrokers: string;
-  kafkaPid?: number;
+  /** Client settings the run's broker needs (none for Apache Kafka). */
+  clientEnv: Record<string, string>;
 }
 
 export function testServers(): TestServers {
@@ -21,8 +23,8 @@ export function testServers(): TestServers {
   const kafkaBrokers = process.env.FLEET_TEST_KAFKA_BROKERS;
   if (!databaseUrl || !redisUrl || !kafkaBrokers) throw new Error('run the tests through jest: the global setup provides the servers');
   if (!new URL(databaseUrl).pathname.includes('test')) throw new Error(`refusing to test against ${databaseUrl}: its name lacks "test"`);
-  const pid = process.env.FLEET_TEST_KAFKA_PID;
-  return { databaseUrl, redisUrl, kafkaBrokers, ...(pid ? { kafkaPid: Number(pid) } : {}) };
+  const clientEnv = JSON.parse(process.env.FLEET_TEST_CLIENT_ENV ?? '{}') as Record<string, string>;
+  return { databaseUrl, redisUrl, kafkaBrokers, clientEnv };
 }
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
@@ -33,6 +35,13 @@ export function uniquePrefix(label: string): string {
   return `t${randomBytes(4).toString('hex')}.${label.replace(/[^A-Za-z0-9-]/g, '-')}`;
 }
 
+/** A unique prefix whose topics exist, provisioned as a deployment provisions them. */
+export async function provisionedPrefix(label: string): Promise<string> {
+  const prefix = uniquePrefix(label);
+  await provisionTopics(prefix);
+  return prefix;
+}
+
 export function baseEnv(prefix: string, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   const servers = testServers();
   return {
@@ -41,6 +50,7 @@ export function baseEnv(prefix: string, overrides: Record<string, string> = {}):
     DATABASE_URL: servers.databaseUrl,
     REDIS_URL: servers.redisUrl,
     KAFKA_BROKERS: servers.kafkaBrokers,
+    ...servers.clientEnv,
     KAFKA_TOPIC_PREFIX: prefix,
     CACHE_KEY_PREFIX: `${prefix}:`,
     JWT_SECRET: TEST_JWT_SECRET,
@@ -83,7 +93,7 @@ export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Pro
 
 /** Gateway and writers in this process, on a topic prefix of their own. */
 export async function startStack(label: string, options: StackOptions = {}): Promise<Stack> {
-  const prefix = uniquePrefix(label);
+  const prefix = await provisionedPrefix(label);
   const env = baseEnv(prefix, options.env);
   const tripWriters = await Promise.all(Array.from({ length: options.tripWriters ?? 1 }, () => startWriter('trip', env)));
   const groupWriters = await Promise.all(Array.from({ length: options.groupWriters ?? 1 }, () => startWriter('group', env)));
@@ -112,7 +122,10 @@ export async function signToken(
   claims: Record<string, unknown> = {},
   options: { secret?: string; expiresIn?: string | number | null; header?: Record<string, unknown> } = {},
 ): Promise<string> {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header }).setIssuedAt().setSubject('device-test');
+  const jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header })
+    .setIssuedAt()
+    .setSubject('device-test');
   if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '1h');
   return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_JWT_SECRET));
 }
@@ -158,7 +171,11 @@ export async function closeDb(): Promise<void> {
   pool = undefined;
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -176,4 +193,17 @@ export async function postForm(url: string, fields: Record<string, string> | str
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+/**
+ * The commands a stack's gateway has published to the writers, counted once everything it took before the
+ * call is out: a valid trip sent now is answered only after it, and so whatever was queued before it, has
+ * been published. That trip is not counted. `via` names another gateway on the stack's topics, and a
+ * token it accepts.
+ */
+export async function commandsPublishedSettled(stack: Stack, via?: { url: string; authorization: string }): Promise<number> {
+  const gateway = via ?? { url: stack.url, authorization: `Bearer ${await signToken()}` };
+  const fence = await postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: gateway.authorization });
+  if (fence.status !== 200) throw new Error(`the trip sent to settle the publishes was answered ${fence.status}`);
+  return (await commandsPublished(stack.prefix)) - 1;
 }

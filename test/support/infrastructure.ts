@@ -1,17 +1,22 @@
-// Where the test run finds PostgreSQL, Redis and Kafka: addresses from the environment when given;
-// otherwise containers through testcontainers when a Docker engine answers; otherwise the machine's own
-// PostgreSQL and Redis and a mock Kafka cluster from kcat. Every path is a real server.
+// Where the test run finds PostgreSQL, Redis and Kafka, in this order: addresses from the TEST_*
+// variables; containers through testcontainers where a Docker engine answers; the machine's own
+// PostgreSQL and Redis with a local Apache Kafka of this run's own (Java and Maven); librdkafka's mock
+// cluster from kcat only where Java is missing. Every path is a real server.
 import { spawnSync } from 'node:child_process';
-import { devBrokerClientEnv, startDevBroker } from '@fleet/shared';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, javaToolsPresent, KAFKA_VERSION, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { kcatAvailable, mockKafkaClientEnv, startMockKafka } from '../../deploy/local/src/mock-kafka';
 
 export interface Infrastructure {
   postgresUrl: string;
   redisUrl: string;
   kafkaBrokers: string[];
+  /** Says which broker runs, and its version. */
+  kafkaDescription: string;
   /** Client settings the broker needs (the mock cluster's), passed to every service under test. */
-  clientEnv?: Record<string, string>;
-  /** The mock broker's process id when the run started one (for fault injection). */
-  kafkaPid?: number;
+  clientEnv: Record<string, string>;
   source: string;
   stop(): Promise<void>;
 }
@@ -31,28 +36,48 @@ async function fromContainers(): Promise<Infrastructure> {
     .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
     .start();
   const redis = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
-  const kafka = await new GenericContainer('apache/kafka:3.9.0')
-    .withExposedPorts({ container: 9092, host: 19092 })
+  // Kafka tells clients the address to reconnect to, so the host port is chosen first and advertised.
+  const kafkaPort = await freePort();
+  const kafka = await new GenericContainer(`apache/kafka:${KAFKA_VERSION}`)
+    .withExposedPorts({ container: 9092, host: kafkaPort })
     .withEnvironment({
       KAFKA_NODE_ID: '1',
       KAFKA_PROCESS_ROLES: 'broker,controller',
       KAFKA_LISTENERS: 'PLAINTEXT://:9092,CONTROLLER://:9093',
-      KAFKA_ADVERTISED_LISTENERS: 'PLAINTEXT://localhost:19092',
+      KAFKA_ADVERTISED_LISTENERS: `PLAINTEXT://localhost:${kafkaPort}`,
       KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
       KAFKA_CONTROLLER_QUORUM_VOTERS: '1@localhost:9093',
       KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR: '1',
-      KAFKA_NUM_PARTITIONS: '4',
+      KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
+      KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: '1',
       KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+      KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false',
     })
     .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
     .start();
   return {
     postgresUrl: `postgres://root@${postgres.getHost()}:${postgres.getMappedPort(5432)}/postgres`,
     redisUrl: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,
-    kafkaBrokers: [`localhost:19092`],
+    kafkaBrokers: [`localhost:${kafkaPort}`],
+    kafkaDescription: `Apache Kafka ${KAFKA_VERSION} (container apache/kafka:${KAFKA_VERSION})`,
+    clientEnv: {},
     source: 'testcontainers',
     async stop() {
       await Promise.allSettled([postgres.stop(), redis.stop(), kafka.stop()]);
+    },
+  };
+}
+
+/** A broker of this run's own, on free ports and a fresh directory, gone when the run ends. */
+async function localApacheKafka(): Promise<{ brokers: string[]; description: string; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-test-kafka-'));
+  const kafka = await startLocalKafka({ dataDir, port: await freePort(), controllerPort: await freePort(), tiedToThisProcess: true });
+  return {
+    brokers: kafka.brokers,
+    description: `Apache Kafka ${kafka.version} (local JVM broker, pid ${kafka.pid})`,
+    async stop() {
+      await kafka.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -64,19 +89,36 @@ export async function provideInfrastructure(): Promise<Infrastructure> {
       postgresUrl: env.TEST_DATABASE_URL,
       redisUrl: env.TEST_REDIS_URL,
       kafkaBrokers: env.TEST_KAFKA_BROKERS.split(','),
+      kafkaDescription: `the Kafka at TEST_KAFKA_BROKERS (${env.TEST_KAFKA_BROKERS})`,
+      clientEnv: {},
       source: 'environment',
       stop: async () => undefined,
     };
   }
   if (dockerAnswers()) return fromContainers();
-  const broker = await startDevBroker();
-  return {
+  const local = {
     postgresUrl: env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
     redisUrl: env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    kafkaBrokers: env.TEST_KAFKA_BROKERS?.split(',') ?? broker.brokers,
-    kafkaPid: broker.pid,
-    clientEnv: { ...devBrokerClientEnv },
+  };
+  if (javaToolsPresent()) {
+    const kafka = await localApacheKafka();
+    return {
+      ...local,
+      kafkaBrokers: kafka.brokers,
+      kafkaDescription: kafka.description,
+      clientEnv: {},
+      source: 'local services and a local Apache Kafka',
+      stop: () => kafka.stop(),
+    };
+  }
+  if (!kcatAvailable()) throw new Error('no Kafka for the tests: install Java 17+ and Maven (Apache Kafka), or kcat (a mock cluster)');
+  const mock = await startMockKafka();
+  return {
+    ...local,
+    kafkaBrokers: mock.brokers,
+    kafkaDescription: `librdkafka's mock cluster (kcat ${mock.version}), a fallback: Java and Maven are missing`,
+    clientEnv: { ...mockKafkaClientEnv },
     source: 'local services and a kcat mock Kafka cluster',
-    stop: () => broker.stop(),
+    stop: () => mock.stop(),
   };
 }

@@ -1,13 +1,17 @@
 // Direct access to the run's Kafka for assertions: what a topic holds, and producing raw messages.
 import type { Admin, Kafka } from 'kafkajs';
-import { createKafka, createLogger, producerConfig } from '@fleet/shared';
+import { createKafka, createLogger, ensureTopics, producerConfig, topicsFor, waitForLeaders } from '@fleet/shared';
 import { testServers } from './harness';
 
 let kafka: Kafka | undefined;
 let admin: Admin | undefined;
 
 export function testKafka(): Kafka {
-  kafka ??= createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests', logger: createLogger('tests', 'silent') });
+  kafka ??= createKafka({
+    brokers: testServers().kafkaBrokers.split(','),
+    clientId: 'fleet-tests',
+    logger: createLogger('tests', 'silent'),
+  });
   return kafka;
 }
 
@@ -27,8 +31,39 @@ export async function messagesIn(topic: string): Promise<number> {
   return offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
 }
 
-export async function produceRaw(topic: string, messages: Array<{ key?: string; value: string | null; headers?: Record<string, string> }>): Promise<void> {
-  const producer = testKafka().producer(producerConfig());
+/** Creates a prefix's topics on the run's broker, or on others (a test's own); a no-op on one that creates them on first use. */
+export async function provisionTopics(prefix: string, brokers?: string[]): Promise<void> {
+  if (autoCreates()) return;
+  if (!brokers) {
+    await ensureTopics(await connectedAdmin(), { prefix, replicationFactor: 1 });
+    return;
+  }
+  const other = createKafka({ brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
+  await other.connect();
+  try {
+    await ensureTopics(other, { prefix, replicationFactor: 1 });
+  } finally {
+    await other.disconnect();
+  }
+}
+
+/** Creates one topic outside the project's table, for tests of the Kafka mechanisms alone. */
+export async function createTopic(topic: string, partitions = 1): Promise<void> {
+  if (autoCreates()) return;
+  const admin = await connectedAdmin();
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] });
+  await waitForLeaders(admin, [topic]);
+}
+
+function autoCreates(): boolean {
+  return testServers().clientEnv.KAFKA_AUTO_CREATE_TOPICS === 'true';
+}
+
+export async function produceRaw(
+  topic: string,
+  messages: Array<{ key?: string; value: string | null; headers?: Record<string, string>; partition?: number }>,
+): Promise<void> {
+  const producer = testKafka().producer(producerConfig(autoCreates()));
   await producer.connect();
   try {
     await producer.send({ topic, acks: -1, messages });
@@ -75,4 +110,17 @@ export async function groupLag(groupId: string, topic: string): Promise<number> 
   const [ends, committed] = await Promise.all([client.fetchTopicOffsets(topic), client.fetchOffsets({ groupId, topics: [topic] })]);
   const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Math.max(Number(p.offset), 0)]));
   return ends.reduce((sum, p) => sum + Number(p.high) - (done.get(p.partition) ?? 0), 0);
+}
+
+/** The offsets a consumer group has committed on a topic, by partition (partitions it never committed are absent). */
+export async function committedOffsets(groupId: string, topic: string): Promise<Map<number, number>> {
+  const client = await connectedAdmin();
+  const [committed] = await client.fetchOffsets({ groupId, topics: [topic] });
+  return new Map((committed?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
+}
+
+/** Commands ever published for the writers under a topic prefix (trip locations and vehicle groups). */
+export async function commandsPublished(prefix: string): Promise<number> {
+  const topics = topicsFor(prefix);
+  return (await messagesIn(topics.tripLocations)) + (await messagesIn(topics.vehicleGroups));
 }

@@ -1,7 +1,7 @@
 // The compiled services as real operating-system processes, for tests that kill, stop or crash them.
-// Each service runs `node services/<name>/dist/main.js` (build first with `npx tsc -b`) with the
-// environment it is given; its JSON log lines are collected, and the port it listens on is read from
-// them. A guard ends the service when the test process goes away, even by SIGKILL.
+// Each service runs `node services/<name>/dist/main.js`, which the jest global setup has just built from
+// the sources with `tsc -b`, with the environment it is given; its JSON log lines are collected, and the
+// port it listens on is read from them. A guard ends the service when the test process goes away, even by SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -23,7 +23,7 @@ export interface ServiceProcess {
   port: number;
   url: string;
   logs: LogLine[];
-  /** Resolves with the exit code, or the signal's name, once the service has ended. */
+  /** Resolves with the exit code, or the signal's name, once the service has ended and its output is read. */
   exited: Promise<number | string>;
   isRunning(): boolean;
   kill(signal: NodeJS.Signals): void;
@@ -65,7 +65,7 @@ const levelsHidingInfo = new Set(['silent', 'fatal', 'error', 'warn']);
 /** Starts a compiled service and resolves once it has logged that it is up. */
 export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: build with "npx tsc -b" first`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: the jest global setup builds it with "tsc -b"`);
 
   const child: ChildProcess = spawn('bash', ['-c', GUARD, 'guard', main], {
     cwd: ROOT,
@@ -79,8 +79,10 @@ export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, st
   let servicePid = 0;
   let exitStatus: number | string | undefined;
 
+  // 'close' rather than 'exit': it comes once the output is read to its end, so the logs are complete
+  // when `exited` resolves.
   const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       exitStatus = statusOf(code, signal);
       child.stdin?.end();
       resolve(exitStatus);

@@ -1,5 +1,6 @@
 // Reading a Prometheus text exposition in tests: scrape an endpoint and sum the samples of a metric
 // whose labels include the given ones.
+import { eventually } from './eventually';
 
 export interface Scrape {
   contentType: string | null;
@@ -51,10 +52,11 @@ export async function scrape(url: string): Promise<Scrape> {
 
 /** Scrapes until `ready` accepts the scrape: writer counters move just after the reply is sent. */
 export async function scrapeUntil(url: string, ready: (scrape: Scrape) => boolean, timeoutMs = 10_000): Promise<Scrape> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await scrape(url);
-    if (ready(result) || Date.now() > deadline) return result;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: Scrape | undefined;
+  const readyScrape = async () => {
+    last = await scrape(url);
+    return ready(last) ? last : undefined;
+  };
+  // Past the timeout the last scrape is returned, so the test's own assertion shows what it holds.
+  return eventually(readyScrape, timeoutMs, { intervalMs: 100 }).catch(async () => last ?? scrape(url));
 }

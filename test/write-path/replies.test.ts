@@ -24,13 +24,17 @@ test('when 80 devices post at once, their replies travel in fewer messages than 
 
   const topic = `${stack.prefix}.replies`;
   const messages = (await readTopic(topic, await messagesIn(topic))).filter((message) => message.headers['reply-probe'] === undefined);
-  const replies = messages.flatMap((message) => JSON.parse(message.value!) as Array<{ correlationId: string; reply: { ok: boolean; id: number } }>);
+  const replies = messages.flatMap(
+    (message) => JSON.parse(message.value!) as Array<{ correlationId: string; reply: { ok: boolean; id: number } }>,
+  );
 
   expect(messages.length).toBeLessThan(trips.length);
   expect(replies).toHaveLength(trips.length);
   expect(new Set(replies.map((entry) => entry.correlationId)).size).toBe(trips.length);
   const stored = await db().query<{ id: string }>('SELECT id FROM trip_locations WHERE imei = ANY($1)', [trips.map((trip) => trip.imei)]);
-  expect(replies.map((entry) => entry.reply.id).sort((a, b) => a - b)).toEqual(stored.rows.map((row) => Number(row.id)).sort((a, b) => a - b));
+  expect(replies.map((entry) => entry.reply.id).sort((a, b) => a - b)).toEqual(
+    stored.rows.map((row) => Number(row.id)).sort((a, b) => a - b),
+  );
   expect(responses.map((res) => res.body.data.id).sort((a: number, b: number) => a - b)).toEqual(
     replies.map((entry) => entry.reply.id).sort((a, b) => a - b),
   );

@@ -5,9 +5,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
-import { baseEnv, postJson, signToken, uniquePrefix } from '../support/harness';
+import { baseEnv, postJson, signToken, provisionedPrefix } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
+
+afterAll(() => closeKafka());
 
 async function attempt(gateway: Gateway, token: string) {
   return postJson(`${gateway.url}${TRIP}`, {}, { authorization: `Bearer ${token}` });
@@ -50,7 +53,9 @@ describe('a gateway verifying with a JWKS endpoint', () => {
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     const { port } = jwks.address() as AddressInfo;
     gateway = await startGateway(
-      gatewayConfig(baseEnv(uniquePrefix('jwks'), { JWT_SECRET: '', JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` })),
+      gatewayConfig(
+        baseEnv(await provisionedPrefix('jwks'), { JWT_SECRET: '', JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` }),
+      ),
     );
   });
   afterAll(async () => {
@@ -80,7 +85,7 @@ describe('a gateway verifying with an ES256 public key, an issuer and an audienc
     signingKey = pair.privateKey;
     gateway = await startGateway(
       gatewayConfig(
-        baseEnv(uniquePrefix('es256'), {
+        baseEnv(await provisionedPrefix('es256'), {
           JWT_SECRET: '',
           JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
           JWT_ISSUER: 'https://auth.fleet.example',

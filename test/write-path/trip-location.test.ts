@@ -1,16 +1,7 @@
 import { SignJWT } from 'jose';
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn } from '../support/kafka';
-import {
-  buildTrip,
-  closeDb,
-  db,
-  postForm,
-  postJson,
-  signToken,
-  startStack,
-  TEST_JWT_SECRET,
-  type Stack,
-} from '../support/harness';
+import { buildTrip, closeDb, db, postForm, postJson, signToken, startStack, TEST_JWT_SECRET, type Stack } from '../support/harness';
 
 let stack: Stack;
 let url: string;
@@ -80,7 +71,16 @@ describe('storing', () => {
 
     expect(res.status).toBe(200);
     const [row] = await storedRows(trip.imei);
-    expect(row).toMatchObject({ latitude: -6.5, longitude: 106.25, speed: 0, ignition: false, door1: true, satellite: 4, door2: null, temp: null });
+    expect(row).toMatchObject({
+      latitude: -6.5,
+      longitude: 106.25,
+      speed: 0,
+      ignition: false,
+      door1: true,
+      satellite: 4,
+      door2: null,
+      temp: null,
+    });
     expect(row.gps_time.toISOString()).toBe('2026-11-22T08:30:00.000Z');
   });
 
@@ -108,7 +108,9 @@ describe('storing', () => {
   test('100 concurrent posts are all stored, each with its own id', async () => {
     const imei = String(buildTrip().imei);
     const base = Date.UTC(2026, 10, 22, 0, 0, 0);
-    const posts = Array.from({ length: 100 }, (_, i) => postJson(url, buildTrip({ imei, gpsTime: new Date(base + i * 1000).toISOString() }), auth));
+    const posts = Array.from({ length: 100 }, (_, i) =>
+      postJson(url, buildTrip({ imei, gpsTime: new Date(base + i * 1000).toISOString() }), auth),
+    );
     const responses = await Promise.all(posts);
 
     expect(responses.map((res) => res.status)).toEqual(Array(100).fill(200));
@@ -120,10 +122,10 @@ describe('storing', () => {
 });
 
 describe('authentication', () => {
-  async function expectRefused(headers: Record<string, string>, status: number, body: Record<string, unknown>) {
+  async function expectRefused(headers: Record<string, string>, status: number, body: Record<string, unknown>, target = url) {
     const trip = buildTrip();
     const before = await messagesIn(`${stack.prefix}.trip-locations`);
-    const res = await postJson(url, trip, headers);
+    const res = await postJson(target, trip, headers);
     expect(res.status).toBe(status);
     expect(res.body).toEqual(body);
     // A refused request stores nothing and publishes nothing.
@@ -152,6 +154,58 @@ describe('authentication', () => {
     await expectRefused({ authorization: 'Bearer aaaa.bbbb.cccc' }, 400, invalid('jwt malformed'));
   });
 
+  test('when the header carries more than one token, responds 400 "jwt malformed", not 401: a token was sent', async () => {
+    const token = await signToken();
+    await expectRefused({ authorization: 'Bearer a b' }, 400, invalid('jwt malformed'));
+    await expectRefused({ authorization: `Bearer Bearer ${token}` }, 400, invalid('jwt malformed'));
+    await expectRefused({ authorization: `Bearer ${token}, Bearer ${token}` }, 400, invalid('jwt malformed'));
+    await expectRefused({ authorization: `Bearer ${token},${token}` }, 400, invalid('jwt malformed'));
+  });
+
+  test('when the header names another scheme, responds 401 E-G1/1-01: no bearer token was sent', () =>
+    expectRefused({ authorization: 'Basic dXNlcjpwYXNz' }, 401, required));
+
+  test('when iat is more than the clock skew (60 s) in the future, responds 400 "jwt issued in the future"; within it, accepted', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const issuedAt = (iat: number) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 3600)
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    await expectRefused({ authorization: `Bearer ${await issuedAt(now + 3600)}` }, 400, invalid('jwt issued in the future'));
+    await expectRefused({ authorization: `Bearer ${await issuedAt(now + 120)}` }, 400, invalid('jwt issued in the future'));
+    expect((await postJson(url, buildTrip(), { authorization: `Bearer ${await issuedAt(now + 30)}` })).status).toBe(200);
+  });
+
+  describe('with JWT_MAX_LIFETIME_SECONDS=3600', () => {
+    let limited: Gateway;
+    let limitedUrl: string;
+    beforeAll(async () => {
+      limited = await startGateway(gatewayConfig({ ...stack.env, JWT_MAX_LIFETIME_SECONDS: '3600' }));
+      limitedUrl = `${limited.url}/fleet/api/v1/trip-location`;
+    });
+    afterAll(() => limited?.stop());
+
+    test('a token living longer (exp - iat = 2 h) responds 400 "jwt lifetime exceeds 3600 seconds"', async () => {
+      const token = await signToken({}, { expiresIn: '2h' });
+      await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt lifetime exceeds 3600 seconds'), limitedUrl);
+    });
+
+    test('a token without iat responds 400 "jwt must have a numeric iat claim": its lifetime cannot be known', async () => {
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime('10m')
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+      await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('jwt must have a numeric iat claim'), limitedUrl);
+    });
+
+    test('a token living exactly the limit is accepted', async () => {
+      const token = await signToken({}, { expiresIn: '1h' });
+      expect((await postJson(limitedUrl, buildTrip(), { authorization: `Bearer ${token}` })).status).toBe(200);
+    });
+  });
+
   test('when the signature is wrong, responds 400 naming the signature', async () => {
     const token = await signToken({}, { secret: 'another-secret-that-is-long-enough-for-hs256' });
     await expectRefused({ authorization: `Bearer ${token}` }, 400, invalid('invalid signature'));
@@ -177,7 +231,10 @@ describe('authentication', () => {
   });
 
   test('when the token is signed with another algorithm (HS512) or none, responds 400 "jwt algorithm not allowed"', async () => {
-    const hs512 = await new SignJWT({}).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const hs512 = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS512' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
     await expectRefused({ authorization: `Bearer ${hs512}` }, 400, invalid('jwt algorithm not allowed'));
 
     const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -219,6 +276,53 @@ describe('bad input', () => {
     expect(res.body.detail).toMatch(/^gpsTime: /);
   });
 
+  test('a gpsTime offset beyond ±14:00 responds 400 naming gpsTime, and stores nothing', async () => {
+    for (const gpsTime of ['2026-11-22T08:30:00+14:30', '2026-11-22T08:30:00-15:00', '2026-11-22T08:30:00+2300']) {
+      const trip = buildTrip({ gpsTime });
+      const res = await postJson(url, trip, auth);
+      expect({ gpsTime, status: res.status, detail: res.body.detail }).toEqual({
+        gpsTime,
+        status: 400,
+        detail: expect.stringMatching(/^gpsTime: Expected ISO-8601 with an offset \(at most ±14:00\)/),
+      });
+      expect(await storedRows(trip.imei)).toHaveLength(0);
+    }
+    const easternmost = buildTrip({ gpsTime: '2026-11-22T22:30:00+14:00' });
+    expect((await postJson(url, easternmost, auth)).status).toBe(200);
+    expect((await storedRows(easternmost.imei))[0].gps_time.toISOString()).toBe('2026-11-22T08:30:00.000Z');
+  });
+
+  test('a leap second (23:59:60 UTC) is stored as the first second of the next day; second 60 elsewhere responds 400', async () => {
+    const leap = buildTrip({ gpsTime: '2016-12-31T23:59:60Z' });
+    expect((await postJson(url, leap, auth)).status).toBe(200);
+    expect((await storedRows(leap.imei))[0].gps_time.toISOString()).toBe('2017-01-01T00:00:00.000Z');
+
+    const notLeap = buildTrip({ gpsTime: '2026-11-22T08:30:60Z' });
+    const res = await postJson(url, notLeap, auth);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^gpsTime: /);
+    expect(await storedRows(notLeap.imei)).toHaveLength(0);
+  });
+
+  test('a form with 250 fields, most of them unknown, is stored; one with more than 1000 responds 413 "too many form fields"', async () => {
+    const trip = Object.fromEntries(Object.entries(buildTrip()).map(([name, value]) => [name, String(value)]));
+    const extra = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`extra${i}`, 'x']));
+    const wide = { ...trip, ...extra(250 - Object.keys(trip).length) };
+    expect(Object.keys(wide)).toHaveLength(250);
+    expect((await postForm(url, wide, auth)).status).toBe(200);
+    expect(await storedRows(trip.imei)).toHaveLength(1);
+
+    const tooWide = buildTrip();
+    const res = await postForm(
+      url,
+      { ...Object.fromEntries(Object.entries(tooWide).map(([name, value]) => [name, String(value)])), ...extra(1000) },
+      auth,
+    );
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ code: 'E-V1/1-05', message: 'The request body is too large', detail: 'too many form fields' });
+    expect(await storedRows(tooWide.imei)).toHaveLength(0);
+  });
+
   test('malformed JSON responds 400 JSON', async () => {
     const res = await postJson(url, '{"imei": "1",', auth);
     expect(res.status).toBe(400);
@@ -235,6 +339,26 @@ describe('bad input', () => {
     const res = await postJson(url, buildTrip({ padding: 'x'.repeat(1024 * 1024) }), auth);
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ code: 'E-V1/1-05' });
+  });
+
+  test.each(['HEAD', 'OPTIONS', 'GET', 'PUT'])('%s on the write routes responds 405 JSON with Allow: POST, not 404', async (method) => {
+    for (const path of ['/fleet/api/v1/trip-location', '/fleet/api/v1/trip-location/batch', '/fleet/api/v1/vehicle-group']) {
+      const response = await fetch(`${stack.url}${path}`, { method, headers: auth });
+      const text = await response.text();
+      expect({ path, status: response.status, allow: response.headers.get('allow'), type: response.headers.get('content-type') }).toEqual({
+        path,
+        status: 405,
+        allow: 'POST',
+        type: 'application/json; charset=utf-8',
+      });
+      if (method !== 'HEAD') {
+        expect(JSON.parse(text)).toEqual({
+          code: 'E-N1/1-03',
+          message: 'Method not allowed on this route',
+          detail: `${method} is not served here; use POST`,
+        });
+      }
+    }
   });
 
   test('an unknown route responds 404 JSON, not an HTML page', async () => {

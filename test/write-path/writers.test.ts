@@ -1,4 +1,5 @@
 import { scrape } from '../support/scrape';
+import { eventually } from '../support/eventually';
 import { closeKafka, groupLag, produceRaw, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
 
@@ -48,21 +49,20 @@ test('once posts stop, the writers commit what they stored: the group has no lag
   expect(responses.every((res) => res.status === 200)).toBe(true);
   const group = `${stack.prefix}.trip-writer`;
   const topic = `${stack.prefix}.trip-locations`;
-  let lag = await groupLag(group, topic);
-  for (let waited = 0; lag > 0 && waited < 10_000; waited += 250) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    lag = await groupLag(group, topic);
-  }
-  expect(lag).toBe(0);
+  await eventually(async () => (await groupLag(group, topic)) === 0, 10_000, { what: 'the group lag to fall to 0', intervalMs: 250 });
+  expect(await groupLag(group, topic)).toBe(0);
 });
 
 test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {
   const trips = Array.from({ length: 300 }, () => buildTrip());
+  let answered = 0;
   const pending = trips.map(async (trip, i) => {
     await new Promise((resolve) => setTimeout(resolve, i * 5));
-    return postJson(url, trip, auth);
+    const res = await postJson(url, trip, auth);
+    answered += 1;
+    return res;
   });
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(() => answered >= 50, 30_000, { what: 'the first 50 answers' });
   const [writer] = stack.tripWriters.splice(0, 1);
   await writer!.stop();
   await new Promise((resolve) => setTimeout(resolve, 1000));

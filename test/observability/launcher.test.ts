@@ -1,0 +1,126 @@
+// `npm start`'s launcher supervises the services it runs: one that crashes (SIGKILL, as the kernel's
+// out-of-memory killer would) is started again after a pause, logged, while the others keep serving;
+// and SIGTERM stops every process it started. The launcher runs compiled, as `npm start` runs it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { freePort } from '../../deploy/local/src/apache-kafka';
+import { eventually } from '../support/eventually';
+import { buildTrip, closeDb, db, postJson, signToken, TEST_API_KEY, TEST_JWT_SECRET, testServers, uniquePrefix } from '../support/harness';
+
+const root = path.resolve(__dirname, '..', '..');
+
+interface Line {
+  msg: string;
+  service?: string;
+  [field: string]: unknown;
+}
+
+let launcher: ChildProcess;
+const lines: Line[] = [];
+let port: number;
+
+/** The services the launcher runs now, by name. */
+function services(): Record<string, number> {
+  const found: Record<string, number> = {};
+  const children = readFileSync(`/proc/${launcher.pid}/task/${launcher.pid}/children`, 'utf8').trim().split(/\s+/);
+  for (const pid of children.filter(Boolean)) {
+    const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+    if (match) found[match[1]!] = Number(pid);
+  }
+  return found;
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  const prefix = uniquePrefix('launcher');
+  launcher = spawn(process.execPath, [path.join(root, 'deploy/local/dist/start-stack.js')], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      TRIP_WRITER_METRICS_PORT: '0',
+      GROUP_WRITER_METRICS_PORT: '0',
+      DATABASE_URL: testServers().databaseUrl,
+      REDIS_URL: testServers().redisUrl,
+      KAFKA_BROKERS: testServers().kafkaBrokers,
+      ...testServers().clientEnv,
+      KAFKA_TOPIC_PREFIX: prefix,
+      CACHE_KEY_PREFIX: `${prefix}:`,
+      JWT_SECRET: TEST_JWT_SECRET,
+      API_KEYS: TEST_API_KEY,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+      // A killed writer's partitions wait out its session before the new one gets them.
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  createInterface({ input: launcher.stdout! }).on('line', (text) => {
+    try {
+      lines.push(JSON.parse(text) as Line);
+    } catch {
+      // Not a log line.
+    }
+  });
+  await eventually(() => lines.find((line) => line.msg.startsWith('stack is ready')), 120_000, { what: 'the stack to be ready' });
+}, 150_000);
+
+afterAll(async () => {
+  if (launcher.exitCode === null) {
+    launcher.kill('SIGKILL');
+  }
+  await closeDb();
+});
+
+test('a trip-writer killed with SIGKILL is started again and logged, and the gateway keeps serving', async () => {
+  const before = services();
+  expect(Object.keys(before).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
+  process.kill(before['trip-writer']!, 'SIGKILL');
+
+  const restart = await eventually(() => lines.find((line) => line.msg === 'trip-writer exited unexpectedly; starting it again'), 60_000, {
+    what: 'the launcher to log the crash',
+  });
+  expect(restart).toMatchObject({ service: 'trip-writer', signal: 'SIGKILL' });
+  const after = await eventually(
+    () => {
+      const now = services();
+      return now['trip-writer'] && now['trip-writer'] !== before['trip-writer'] ? now : undefined;
+    },
+    60_000,
+    { what: 'a new trip-writer process' },
+  );
+  // The others were never touched.
+  expect(after.gateway).toBe(before.gateway);
+  expect(after['group-writer']).toBe(before['group-writer']);
+
+  const trip = buildTrip();
+  const token = await signToken();
+  const answer = await eventually(
+    async () => {
+      const response = await postJson(`http://127.0.0.1:${port}/fleet/api/v1/trip-location`, trip, { authorization: `Bearer ${token}` });
+      return response.status === 200 ? response : undefined;
+    },
+    60_000,
+    { what: 'a trip create answered 200 through the restarted writer' },
+  );
+  const { rows } = await db().query('SELECT imei FROM trip_locations WHERE id = $1', [answer.body.data.id]);
+  expect(rows).toEqual([{ imei: trip.imei }]);
+}, 150_000);
+
+test('SIGTERM stops every process the launcher started, and the launcher exits 0', async () => {
+  const running = Object.values(services());
+  const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+  launcher.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  const alive = running.filter((pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  expect(alive).toEqual([]);
+}, 60_000);

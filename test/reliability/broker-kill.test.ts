@@ -1,0 +1,64 @@
+// Fault 9: the Kafka broker (an Apache Kafka of this file's own) is killed with SIGKILL mid-load and
+// started again on its data, as after a crash. While it is gone, writes are answered 503; once it is
+// back, the gateway and the writers reconnect by themselves, and every refused post, retried, is stored
+// once. Nothing the broker acknowledged before the kill is lost: its log is on disk.
+import { closeDb } from '../support/harness';
+import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
+import { stopAllServices } from '../support/processes';
+import {
+  audit,
+  authorization,
+  expectPromiseKept,
+  inFlightAt,
+  printFigures,
+  problemsLogged,
+  retryUnconfirmed,
+  secondsToRecover,
+  startLoad,
+  startProcessStack,
+  waitUntil,
+  type ProcessStack,
+} from './fault-support';
+
+let broker: PrivateKafka;
+let stack: ProcessStack;
+
+beforeAll(async () => {
+  broker = await startPrivateKafka();
+  stack = await startProcessStack('broker-kill', {
+    env: { KAFKA_BROKERS: broker.brokers.join(','), REPLY_TIMEOUT_MS: '5000', PUBLISH_TIMEOUT_MS: '2000' },
+  });
+}, 150_000);
+afterAll(async () => {
+  await stopAllServices();
+  await broker?.stop();
+  await closeDb();
+});
+
+test('the broker killed with SIGKILL mid-load and started again on its data: every 200 has its one row, every other answer is a JSON 503, served again within 30 s', async () => {
+  const headers = await authorization();
+  const load = startLoad(stack.url, headers, 2000, 5);
+  await waitUntil(() => load.answered().ok >= 300, 'the first 300 confirmations', 30_000, 10);
+
+  const killedPid = broker.pid();
+  broker.kill();
+  const killedAt = Date.now();
+  await broker.restart();
+  const faultEndedAt = Date.now();
+  const recoverySeconds = await secondsToRecover(() => stack.url, headers, faultEndedAt).catch((error: Error) => {
+    throw new Error(`${error.message}\n${problemsLogged([stack.gateway, ...stack.writers])}`);
+  });
+
+  await load.done;
+  await retryUnconfirmed(stack.url, headers, load.posts, 60_000);
+  const figures = await audit('Kafka broker SIGKILL, started again on its data', load.posts);
+  const inFlight = inFlightAt(load.posts, killedAt);
+  printFigures(figures, { recoverySeconds, secondsBrokerGone: Math.round((faultEndedAt - killedAt) / 100) / 10, inFlightAtKill: inFlight });
+
+  expect(broker.pid()).not.toBe(killedPid);
+  expectPromiseKept(figures);
+  expect(inFlight).toBeGreaterThan(0);
+  expect(figures.unavailable).toBeGreaterThan(0);
+  expect(recoverySeconds).toBeLessThanOrEqual(30);
+  expect([stack.gateway, ...stack.writers].every((service) => service.isRunning())).toBe(true);
+}, 180_000);

@@ -1,0 +1,106 @@
+// Fault 10: the gateway process is killed with SIGKILL mid-load, while requests wait for their replies
+// (the writer is held with SIGSTOP for a moment, so that they do) and a linger batch of commands is
+// gathered but not yet produced. Its clients get no answer for those;
+// a new gateway is started, and the clients retry every post that got no 200. Whatever the killed
+// gateway had published is stored by the writer all the same and found again by the retry; whatever it
+// had not published is stored by the retry. In the end every acknowledged id is a row holding the values
+// sent, nothing is stored twice, and no row is left that no client was told of.
+import { closeKafka, groupLag } from '../support/kafka';
+import { closeDb } from '../support/harness';
+import { stopAllServices } from '../support/processes';
+import {
+  audit,
+  authorization,
+  expectDataKept,
+  inFlightAt,
+  metricValue,
+  printFigures,
+  retryUnconfirmed,
+  secondsToRecover,
+  startLoad,
+  startProcessStack,
+  storedCount,
+  waitUntil,
+  type ProcessStack,
+} from './fault-support';
+
+let stack: ProcessStack;
+
+beforeAll(async () => {
+  stack = await startProcessStack('gateway-crash', {
+    env: {
+      REPLY_TIMEOUT_MS: '10000',
+      // Commands gather for 100 ms before each produce, so that a kill nearly always finds some that
+      // the gateway accepted and never sent.
+      KAFKA_LINGER_MS: '100',
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  await stopAllServices();
+  await closeKafka();
+  await closeDb();
+});
+
+test('the gateway killed with SIGKILL with replies pending and a linger batch unsent: after a restart and client retries, every post is stored once and acknowledged', async () => {
+  const headers = await authorization();
+  // The clients follow the gateway: posts sent while none runs fail to connect, and are retried.
+  const load = startLoad(() => stack.url, headers, 2000, 3);
+  await waitUntil(() => load.answered().ok >= 300, 'the first 300 confirmations', 30_000, 10);
+  // The writer is held still for a moment, so that published commands wait for their replies when the
+  // gateway dies; it carries on as soon as the gateway is gone.
+  const [writer] = stack.writers;
+  writer!.kill('SIGSTOP');
+  let pendingAtKill = 0;
+  await waitUntil(
+    async () => (pendingAtKill = await metricValue(stack.gateway, 'fleet_kafka_pending_replies')) >= 100,
+    'requests waiting for replies',
+    10_000,
+    10,
+  );
+
+  const killed = stack.gateway;
+  killed.kill('SIGKILL');
+  const killedAt = Date.now();
+  writer!.kill('SIGCONT');
+  expect(await killed.exited).toBe('SIGKILL');
+  await stack.restartGateway();
+  const restartedAt = Date.now();
+  const recoverySeconds = await secondsToRecover(() => stack.url, headers, restartedAt);
+  await load.done;
+
+  // Before any retry: the writer has stored everything the killed gateway published.
+  const { prefix } = stack;
+  await waitUntil(
+    async () => (await groupLag(`${prefix}.trip-writer`, `${prefix}.trip-locations`)) === 0,
+    'the writer to catch up',
+    30_000,
+    250,
+  );
+  // Posts the gateway had accepted when it was killed; the ones sent later found no gateway at all.
+  const cutOff = load.posts.filter((post) => post.attempts[0]!.status === 'network-error' && post.attempts[0]!.startedAt < killedAt);
+  const storedUnanswered = await storedCount(cutOff);
+  await retryUnconfirmed(() => stack.url, headers, load.posts, 60_000);
+  const figures = await audit('gateway SIGKILL with replies pending, restarted, clients retry', load.posts);
+  const inFlight = inFlightAt(load.posts, killedAt);
+  printFigures(figures, {
+    recoverySeconds,
+    secondsGatewayGone: Math.round((restartedAt - killedAt) / 100) / 10,
+    pendingAtKill,
+    inFlightAtKill: inFlight,
+    cutOff: cutOff.length,
+    storedUnanswered,
+    unsent: cutOff.length - storedUnanswered,
+  });
+
+  expectDataKept(figures);
+  // The other answers are as the API promises: only the requests the kill cut off got none.
+  expect(figures.otherStatus).toBe(0);
+  expect(figures.networkErrors).toBeGreaterThanOrEqual(inFlight);
+  // The kill found both kinds of work in flight: published commands waiting for replies (stored, and
+  // answered only by the retry) and accepted commands never published (stored only by the retry).
+  expect(inFlight).toBeGreaterThan(0);
+  expect(storedUnanswered).toBeGreaterThan(0);
+  expect(cutOff.length - storedUnanswered).toBeGreaterThan(0);
+  expect(recoverySeconds).toBeLessThanOrEqual(30);
+}, 150_000);

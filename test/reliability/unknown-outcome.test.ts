@@ -1,0 +1,43 @@
+// A produce that fails or times out may still have reached the broker, and the writer may store the
+// command once the broker answers again. So a 503 for such a write says the outcome is unknown and that a
+// retry is safe; only a write refused before anything was published says the broker is unavailable.
+// The broker is an Apache Kafka of this file's own, frozen with SIGSTOP.
+import { baseEnv, buildTrip, closeDb, postJson, provisionedPrefix, signToken } from '../support/harness';
+import { provisionTopics } from '../support/kafka';
+import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
+import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
+
+const TRIP = '/fleet/api/v1/trip-location';
+let broker: PrivateKafka;
+let gateway: ServiceProcess;
+
+beforeAll(async () => {
+  broker = await startPrivateKafka();
+  const prefix = await provisionedPrefix('unknown-outcome');
+  await provisionTopics(prefix, broker.brokers);
+  gateway = await spawnService('gateway', baseEnv(prefix, { KAFKA_BROKERS: broker.brokers.join(','), PUBLISH_TIMEOUT_MS: '1000' }));
+}, 150_000);
+afterAll(async () => {
+  broker?.resume();
+  await stopAllServices();
+  await broker?.stop();
+  await closeDb();
+});
+
+test('a write whose produce times out answers 503 saying it may have been stored; one refused up front says the broker is unavailable', async () => {
+  const auth = { authorization: `Bearer ${await signToken()}` };
+  broker.pause();
+  const timedOut = await postJson(`${gateway.url}${TRIP}`, buildTrip(), auth);
+  expect(timedOut.status).toBe(503);
+  expect(timedOut.headers.get('retry-after')).toBe('1');
+  expect(timedOut.body).toEqual({
+    code: 'E-S1/1-01',
+    message: 'The message broker did not confirm the write, so it may or may not have been stored; retrying is safe',
+    detail: 'publishing to Kafka failed or timed out; a retry with the same body (and Idempotency-Key) is stored once',
+  });
+
+  // The gateway now knows the broker is down and publishes nothing until it answers again.
+  const refused = await postJson(`${gateway.url}${TRIP}`, buildTrip(), auth);
+  expect(refused.status).toBe(503);
+  expect(refused.body).toEqual({ code: 'E-S1/1-01', message: 'The message broker is unavailable, retry later' });
+}, 60_000);

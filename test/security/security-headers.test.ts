@@ -1,0 +1,102 @@
+// The security headers every answer carries (helmet's): nosniff, a Content-Security-Policy, and a ban
+// on being framed by another site; and the /docs page, which must keep working under that policy.
+import { buildCategory, insertCategory } from '../categories/category-support';
+import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+
+const TRIP = '/fleet/api/v1/trip-location';
+const GROUP = '/fleet/api/v1/vehicle-group';
+const CATEGORY = '/order/api/web/v1/product-category';
+
+let stack: Stack;
+let auth: Record<string, string>;
+
+beforeAll(async () => {
+  stack = await startStack('security-headers');
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeDb();
+});
+
+/** The policy's directives, by name. */
+function directives(policy: string | null): Map<string, string[]> {
+  return new Map(
+    (policy ?? '')
+      .split(';')
+      .map((directive) => directive.trim().split(/\s+/))
+      .filter(([name]) => name)
+      .map(([name, ...sources]) => [name!.toLowerCase(), sources]),
+  );
+}
+
+function securityHeaders(headers: Headers) {
+  return {
+    nosniff: headers.get('x-content-type-options'),
+    frameOptions: headers.get('x-frame-options'),
+    frameAncestors: directives(headers.get('content-security-policy')).get('frame-ancestors'),
+  };
+}
+
+const expected = { nosniff: 'nosniff', frameOptions: 'SAMEORIGIN', frameAncestors: ["'self'"] };
+
+test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame-ancestors, whatever its status', async () => {
+  const category = await insertCategory(buildCategory());
+  const answers: Array<[string, Promise<{ status: number; headers: Headers }>]> = [
+    ['trip 200', postJson(`${stack.url}${TRIP}`, buildTrip(), auth)],
+    ['trip 400', postJson(`${stack.url}${TRIP}`, buildTrip({ latitude: 91 }), auth)],
+    ['trip 401', postJson(`${stack.url}${TRIP}`, buildTrip())],
+    ['group 200', postJson(`${stack.url}${GROUP}`, buildGroup(), auth)],
+    ['group 405', fetch(`${stack.url}${GROUP}`, { method: 'OPTIONS' })],
+    ['category 200', fetch(`${stack.url}${CATEGORY}/${category.id}`, { headers: { authorization: TEST_API_KEY } })],
+    ['category 401', fetch(`${stack.url}${CATEGORY}/${category.id}`)],
+    ['unknown route 404', fetch(`${stack.url}/nowhere`)],
+    ['healthz', fetch(`${stack.url}/healthz`)],
+    ['openapi.json', fetch(`${stack.url}/openapi.json`)],
+  ];
+  for (const [label, answer] of answers) {
+    const { status, headers } = await answer;
+    expect({ label, status, json: headers.get('content-type')?.startsWith('application/json'), ...securityHeaders(headers) }).toEqual({
+      label,
+      status: Number(label.split(' ').pop()) || 200,
+      json: true,
+      ...expected,
+    });
+  }
+});
+
+test('/docs is served under a policy that allows only its own scripts and styles, and the page needs nothing else', async () => {
+  const page = await fetch(`${stack.url}/docs`);
+  expect(page.status).toBe(200);
+  expect(securityHeaders(page.headers)).toEqual(expected);
+  const policy = directives(page.headers.get('content-security-policy'));
+  const scriptSources = policy.get('script-src') ?? policy.get('default-src');
+  expect(scriptSources).toEqual(["'self'"]);
+  expect(policy.get('default-src')).toEqual(["'self'"]);
+  // Swagger UI draws its icons from data: URIs.
+  expect(policy.get('img-src')).toEqual(expect.arrayContaining(["'self'", 'data:']));
+  // The gateway is reached over plain HTTP too; an upgrade would leave the page without its scripts.
+  expect(policy.has('upgrade-insecure-requests')).toBe(false);
+
+  const html = await page.text();
+  // No inline script or style for the policy to refuse: every script has a src, no element a style.
+  expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+  expect(html).not.toMatch(/<style|\sstyle=/);
+  const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+  expect(assets.length).toBeGreaterThan(0);
+  for (const asset of assets) {
+    // Same origin, which 'self' allows.
+    expect(asset).toMatch(/^\/(?!\/)/);
+    const response = await fetch(`${stack.url}${asset}`);
+    await response.arrayBuffer();
+    // Under nosniff a browser runs a script or applies a stylesheet only when its type says so.
+    const type = response.headers.get('content-type') ?? '';
+    const wanted = asset.endsWith('.js') ? /^(text|application)\/javascript/ : asset.endsWith('.css') ? /^text\/css/ : /^image\//;
+    expect({ asset, status: response.status, type: wanted.test(type), nosniff: response.headers.get('x-content-type-options') }).toEqual({
+      asset,
+      status: 200,
+      type: true,
+      nosniff: 'nosniff',
+    });
+  }
+});

@@ -1,0 +1,35 @@
+// Waiting for an outcome rather than for time: the one polling helper of the tests. A loaded machine
+// is slow, so a test states how long it is willing to wait for something to happen, never how long
+// it thinks that takes.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface EventuallyOptions {
+  /** Names the outcome in the timeout error, e.g. "the writer to catch up". */
+  what?: string;
+  /** Pause between two checks. */
+  intervalMs?: number;
+}
+
+/**
+ * Checks until `check` returns a truthy value, and resolves with it. A check that throws (a failed
+ * expect, a refused connection) counts as not yet; after timeoutMs the last error, or a timeout error
+ * naming `what`, is thrown.
+ */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  { what = 'the expected outcome', intervalMs = 50 }: EventuallyOptions = {},
+): Promise<NonNullable<T>> {
+  const giveUp = Date.now() + timeoutMs;
+  for (;;) {
+    let failure: unknown;
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      failure = error;
+    }
+    if (Date.now() > giveUp) throw failure ?? new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
