@@ -15,7 +15,13 @@ const databaseUrl = (() => {
 let report: BenchReport;
 
 beforeAll(async () => {
-  report = await runBench({ connections: 4, durationSeconds: 1, warmupSeconds: 0, databaseUrl });
+  report = await runBench({
+    connections: 4,
+    durationSeconds: 1,
+    warmupSeconds: 0,
+    databaseUrl,
+    kafkaBrokers: process.env.FLEET_TEST_KAFKA_BROKERS,
+  });
 });
 afterAll(async () => {
   await dropBenchDatabase(databaseUrl);
@@ -28,6 +34,7 @@ test('every scenario runs against the started stack and is answered without erro
     'category read, warm cache',
     'trip create, JSON',
     'trip create, form',
+    'trip batch, 100 positions',
     'vehicle group create, 10 ids',
   ]);
   for (const scenario of report.scenarios) {
@@ -47,7 +54,9 @@ test('each scenario is a ratio to the hello-world runs just before and after it,
   expect(runs).toHaveLength(rest.length + 1);
   rest.forEach((scenario, index) => expect(scenario.baseline.requestsPerSecond).toBeCloseTo((runs[index]! + runs[index + 1]!) / 2, 10));
   expect(hello!.requestsPerSecond).toBeCloseTo(runs.reduce((sum, run) => sum + run, 0) / runs.length, 10);
-  expect(markdownTable(report)).toContain(`| ${rest[0]!.name} | ${Math.round(rest[0]!.requestsPerSecond)} | ${Math.round(rest[0]!.baseline.requestsPerSecond)} |`);
+  expect(markdownTable(report)).toContain(
+    `| ${rest[0]!.name} | ${Math.round(rest[0]!.requestsPerSecond)} | ${Math.round(rest[0]!.baseline.requestsPerSecond)} |`,
+  );
 });
 
 test('the peak memory of every service is read, and every target is reported', () => {
@@ -59,8 +68,22 @@ test('the peak memory of every service is read, and every target is reported', (
     'trip create / naive design',
     'errors, all scenarios',
     'trip create p99 / hello-world p99',
+    'trip batch positions/s / trip create req/s',
     'gateway peak RSS (MiB)',
   ]);
+});
+
+test('the batch scenario counts the positions it stored, and is compared with single posts relative to the hello-world runs around each', () => {
+  const batch = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 positions')!;
+  const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
+  expect(batch.positionsPerSecond).toBeCloseTo(batch.requestsPerSecond * 100, 6);
+  expect(report.scenarios.filter((scenario) => scenario.positionsPerSecond !== undefined)).toEqual([batch]);
+  const gain = report.targets.find((target) => target.what === 'trip batch positions/s / trip create req/s')!;
+  expect(gain.value).toBeCloseTo(batch.positionsPerSecond! / batch.baseline.requestsPerSecond / trip.ratio, 10);
+  expect(gain).toMatchObject({ target: '>= 8x', met: gain.value >= 8 });
+  expect(markdownTable(report)).toContain(
+    `Positions stored per second, trip batch, 100 positions: ${Math.round(batch.positionsPerSecond!)}`,
+  );
 });
 
 test('the table and the chart show every scenario', () => {
@@ -71,4 +94,9 @@ test('the table and the chart show every scenario', () => {
     expect(chart).toContain(scenario.name);
   }
   expect(chart.startsWith('<svg')).toBe(true);
+});
+
+test('the report names the broker the stack ran on, as its launcher named it', () => {
+  expect(report.broker).toBe(`the Kafka at KAFKA_BROKERS`);
+  expect(markdownTable(report)).toContain('Broker: the Kafka at KAFKA_BROKERS');
 });

@@ -13,16 +13,21 @@ export function markdownTable(report: BenchReport): string {
   const rss = Object.entries(report.peakRssMiB)
     .map(([name, mib]) => `${name} ${mib ?? 'n/a'} MiB`)
     .join(', ');
+  const positions = report.scenarios
+    .filter((s) => s.positionsPerSecond !== undefined)
+    .map((s) => `Positions stored per second, ${s.name}: ${Math.round(s.positionsPerSecond!)}`);
   const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
+    `Broker: ${report.broker}`,
     '',
     '| scenario | req/s | hello-world around it, req/s | ratio to it | p50 ms | p99 ms | errors |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
     `Hello-world runs, req/s, in order: ${report.helloWorldRuns.map((run) => Math.round(run)).join(', ')}`,
+    ...(positions.length ? ['', ...positions] : []),
     '',
     `Peak RSS: ${rss}`,
     '',

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import { Pool } from 'pg';
@@ -27,6 +28,8 @@ export interface BenchOptions {
   targetUrl?: string;
   apiKey?: string;
   jwtSecret?: string;
+  /** Brokers for the started stack; unset, it runs on the local Apache Kafka that `npm start` starts. */
+  kafkaBrokers?: string;
 }
 
 export interface ScenarioResult {
@@ -35,6 +38,8 @@ export interface ScenarioResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** For a scenario posting many positions per request: positions stored per second. */
+  positionsPerSecond?: number;
   /** The mean of the hello-world runs just before and just after this scenario (for hello-world: of all its runs). */
   baseline: { requestsPerSecond: number; p99Ms: number };
   ratio: number;
@@ -49,6 +54,8 @@ export interface Target {
 
 export interface BenchReport {
   startedAt: string;
+  /** The Kafka the stack ran on, as its launcher named it. */
+  broker: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   settings: { connections: number; durationSeconds: number; warmupSeconds: number };
   scenarios: ScenarioResult[];
@@ -68,6 +75,10 @@ interface LoadRequest {
   path: string;
   headers?: Record<string, string>;
   body?: () => string;
+  /** Positions each request carries, for a batch. */
+  positions?: number;
+  /** For a batch: how many of its positions the answer refused, each counted as an error. */
+  refused?: (body: string) => number;
 }
 
 function spawnNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -101,7 +112,10 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the stack exited with ${child.exitCode}`);
-    const ok = await fetch(`${url}/readyz`).then((res) => res.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -131,7 +145,8 @@ function peakRssMiB(pid: number): number | null {
 }
 
 async function load(url: string, request: LoadRequest, connections: number, seconds: number) {
-  return autocannon({
+  let refused = 0;
+  const result = await autocannon({
     url,
     connections,
     duration: seconds,
@@ -141,9 +156,17 @@ async function load(url: string, request: LoadRequest, connections: number, seco
         path: request.path,
         headers: request.headers,
         ...(request.body ? { setupRequest: (req: object) => ({ ...req, body: request.body!() }) } : {}),
+        ...(request.refused
+          ? {
+              onResponse: (status: number, body: string) => {
+                if (status === 200) refused += request.refused!(body);
+              },
+            }
+          : {}),
       },
     ],
   });
+  return { result, refused };
 }
 
 type Measured = Omit<ScenarioResult, 'baseline' | 'ratio'>;
@@ -152,10 +175,17 @@ const ratioTo = (value: number, baseline: number) => (baseline > 0 ? value / bas
 
 async function measure(name: string, url: string, request: LoadRequest, options: BenchOptions): Promise<Measured> {
   if (options.warmupSeconds > 0) await load(url, request, options.connections, options.warmupSeconds);
-  const result = await load(url, request, options.connections, options.durationSeconds);
-  const errors = result.errors + result.timeouts + result.non2xx;
+  const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
+  const errors = result.errors + result.timeouts + result.non2xx + refused;
   process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${errors} errors\n`);
-  return { name, requestsPerSecond: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors };
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors,
+    ...(request.positions ? { positionsPerSecond: result.requests.average * request.positions } : {}),
+  };
 }
 
 let sequence = 0;
@@ -172,6 +202,24 @@ function uniqueTrip() {
     satellite: 9,
   };
 }
+
+/** A device back in coverage uploading what it buffered: one IMEI, positions a second apart. */
+function bufferedTrack(count: number) {
+  sequence += 1;
+  const imei = `bb${process.pid}${sequence}`;
+  const start = Date.UTC(2026, 0, 1) + sequence * count * 1000;
+  return Array.from({ length: count }, (_, i) => ({
+    imei,
+    gpsTime: new Date(start + i * 1000).toISOString(),
+    latitude: -6.2 + i / 1000,
+    longitude: 106.8,
+    speed: i % 120,
+    ignition: true,
+    satellite: 9,
+  }));
+}
+
+const BATCH_POSITIONS = 100;
 
 function formOf(trip: Record<string, unknown>): string {
   return new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
@@ -197,6 +245,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
   await ensureDatabase(options.databaseUrl);
   let gatewayUrl = options.targetUrl;
+  let broker = options.targetUrl ? 'that of the stack at the target URL' : 'not reported by the launcher';
   let launcher: ChildProcess | undefined;
   try {
     if (!gatewayUrl) {
@@ -214,10 +263,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           API_KEYS: apiKey,
           JWT_SECRET: jwtSecret,
           NODE_ENV: 'production',
+          ...(options.kafkaBrokers ? { KAFKA_BROKERS: options.kafkaBrokers } : {}),
         },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
       stopList.push(launcher);
+      // The launcher's log says which broker it runs; its lines are passed on as they come.
+      createInterface({ input: launcher.stdout! }).on('line', (line) => {
+        process.stdout.write(`${line}\n`);
+        const msg = (() => {
+          try {
+            return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+          } catch {
+            return '';
+          }
+        })();
+        if (msg.startsWith('broker: ')) broker = msg.slice('broker: '.length);
+      });
       gatewayUrl = `http://127.0.0.1:${port}`;
       await waitReady(gatewayUrl, launcher);
     }
@@ -229,10 +291,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const pool = new Pool({ connectionString: options.databaseUrl, max: 1 });
     const categoryId = randomUUID();
-    await pool.query(
-      'INSERT INTO product_categories (id, name, min_temperature, max_temperature) VALUES ($1, $2, $3, $4)',
-      [categoryId, 'Frozen food (bench)', -25, -18],
-    );
+    await pool.query('INSERT INTO product_categories (id, name, min_temperature, max_temperature) VALUES ($1, $2, $3, $4)', [
+      categoryId,
+      'Frozen food (bench)',
+      -25,
+      -18,
+    ]);
     await pool.end();
 
     const token = await new SignJWT({})
@@ -243,7 +307,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const bearer = { authorization: `Bearer ${token}` };
     const json = { 'content-type': 'application/json' };
 
-    process.stderr.write(`bench: ${options.connections} connections, ${options.durationSeconds} s each after ${options.warmupSeconds} s warm-up\n`);
+    process.stderr.write(
+      `bench: ${options.connections} connections, ${options.durationSeconds} s each after ${options.warmupSeconds} s warm-up\n`,
+    );
     const scenarioLoads: Array<{ name: string; url: string; request: LoadRequest }> = [
       {
         name: 'naive INSERT per request',
@@ -258,7 +324,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       {
         name: 'trip create, JSON',
         url: gatewayUrl,
-        request: { method: 'POST', path: '/fleet/api/v1/trip-location', headers: { ...bearer, ...json }, body: () => JSON.stringify(uniqueTrip()) },
+        request: {
+          method: 'POST',
+          path: '/fleet/api/v1/trip-location',
+          headers: { ...bearer, ...json },
+          body: () => JSON.stringify(uniqueTrip()),
+        },
       },
       {
         name: 'trip create, form',
@@ -268,6 +339,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           path: '/fleet/api/v1/trip-location',
           headers: { ...bearer, 'content-type': 'application/x-www-form-urlencoded' },
           body: () => formOf(uniqueTrip()),
+        },
+      },
+      {
+        name: `trip batch, ${BATCH_POSITIONS} positions`,
+        url: gatewayUrl,
+        request: {
+          method: 'POST',
+          path: '/fleet/api/v1/trip-location/batch',
+          headers: { ...bearer, ...json },
+          body: () => JSON.stringify(bufferedTrack(BATCH_POSITIONS)),
+          positions: BATCH_POSITIONS,
+          refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
         },
       },
       {
@@ -284,7 +367,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     // The hello-world server stays warm between its runs; only its first run needs the warm-up.
     const measureHello = (first: boolean) =>
-      measure('hello-world (baseline)', hello.url, { method: 'GET', path: '/' }, { ...options, warmupSeconds: first ? options.warmupSeconds : 0 });
+      measure(
+        'hello-world (baseline)',
+        hello.url,
+        { method: 'GET', path: '/' },
+        { ...options, warmupSeconds: first ? options.warmupSeconds : 0 },
+      );
     const helloRuns: Measured[] = [await measureHello(true)];
     const measured: ScenarioResult[] = [];
     for (const { name, url, request } of scenarioLoads) {
@@ -320,25 +408,44 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const byName = (name: string) => scenarios.find((scenario) => scenario.name.startsWith(name))!;
     const trip = byName('trip create, JSON');
+    const batch = byName('trip batch');
+    // Positions per second against single posts per second, each taken relative to its own hello-world
+    // runs, so that a drift of the host between the two scenarios cancels out.
+    const batchGain = ratioTo(ratioTo(batch.positionsPerSecond ?? 0, batch.baseline.requestsPerSecond), trip.ratio);
     const targets: Target[] = [
-      { what: 'category read / hello-world', value: byName('category read').ratio, target: '>= 0.8', met: byName('category read').ratio >= 0.8 },
+      {
+        what: 'category read / hello-world',
+        value: byName('category read').ratio,
+        target: '>= 0.8',
+        met: byName('category read').ratio >= 0.8,
+      },
       { what: 'trip create / hello-world', value: trip.ratio, target: '>= 0.5', met: trip.ratio >= 0.5 },
       // Each as a ratio to its own hello-world run, so that a drift of the host between the two cancels out.
-      { what: 'trip create / naive design', value: ratioTo(trip.ratio, byName('naive').ratio), target: '>= 1', met: trip.ratio >= byName('naive').ratio },
-      { what: 'errors, all scenarios', value: scenarios.reduce((sum, s) => sum + s.errors, 0), target: '= 0', met: scenarios.every((s) => s.errors === 0) },
+      {
+        what: 'trip create / naive design',
+        value: ratioTo(trip.ratio, byName('naive').ratio),
+        target: '>= 1',
+        met: trip.ratio >= byName('naive').ratio,
+      },
+      {
+        what: 'errors, all scenarios',
+        value: scenarios.reduce((sum, s) => sum + s.errors, 0),
+        target: '= 0',
+        met: scenarios.every((s) => s.errors === 0),
+      },
       {
         what: 'trip create p99 / hello-world p99',
         value: trip.p99Ms / Math.max(trip.baseline.p99Ms, 1),
         target: '<= 4',
         met: trip.p99Ms <= 4 * Math.max(trip.baseline.p99Ms, 1),
       },
-      ...(gatewayRss === null
-        ? []
-        : [{ what: 'gateway peak RSS (MiB)', value: gatewayRss, target: '<= 200', met: gatewayRss <= 200 }]),
+      { what: 'trip batch positions/s / trip create req/s', value: batchGain, target: '>= 8x', met: batchGain >= 8 },
+      ...(gatewayRss === null ? [] : [{ what: 'gateway peak RSS (MiB)', value: gatewayRss, target: '<= 200', met: gatewayRss <= 200 }]),
     ];
 
     return {
       startedAt,
+      broker,
       machine: {
         cpus: os.cpus().length,
         cpuModel: os.cpus()[0]?.model ?? 'unknown',
