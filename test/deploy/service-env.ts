@@ -15,6 +15,9 @@ export interface ProcessEnv {
   mayBeUnset: { compose?: Record<string, string>; kubernetes?: Record<string, string> };
 }
 
+/** Read by Node.js itself: the services' heap sizes (deploy/local/src/service-node-args.ts). */
+const nodeRuntime = ['NODE_OPTIONS'];
+
 /** Every deployment provisions its topics (the init service, the Job), so clients must never create one. */
 const autoCreateTopics = {
   KAFKA_AUTO_CREATE_TOPICS:
@@ -25,7 +28,7 @@ export const processes: ProcessEnv[] = [
   {
     compose: 'gateway',
     kubernetes: { kind: 'Deployment', name: 'gateway' },
-    reads: gatewayEnvNames,
+    reads: [...gatewayEnvNames, ...nodeRuntime],
     mayBeUnset: {
       compose: {
         GATEWAY_INSTANCE_ID:
@@ -38,13 +41,13 @@ export const processes: ProcessEnv[] = [
   {
     compose: 'trip-writer',
     kubernetes: { kind: 'Deployment', name: 'trip-writer' },
-    reads: writerEnvNames,
+    reads: [...writerEnvNames, ...nodeRuntime],
     mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {
     compose: 'group-writer',
     kubernetes: { kind: 'Deployment', name: 'group-writer' },
-    reads: writerEnvNames,
+    reads: [...writerEnvNames, ...nodeRuntime],
     mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {

@@ -1,13 +1,14 @@
 // The compiled services as real operating-system processes, for tests that kill, stop or crash them.
 // Each service runs `node services/<name>/dist/main.js`, which the jest global setup has just built from
-// the sources with `tsc -b`, with the environment it is given; its JSON log lines are collected, and the
-// port it listens on is read from them. A guard ends the service when the test process goes away, even by SIGKILL.
+// the sources with `tsc -b`, with the Node.js flags of its deployment and the environment it is given;
+// its JSON log lines are collected, and the port it listens on is read from them. A guard ends the service when the test process goes away, even by SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { serviceNodeArgs, type ServiceName } from '../../deploy/local/src/service-node-args';
 
-export type ServiceName = 'gateway' | 'trip-writer' | 'group-writer';
+export type { ServiceName };
 
 export interface LogLine {
   level: number;
@@ -67,7 +68,7 @@ export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, st
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: the jest global setup builds it with "tsc -b"`);
 
-  const child: ChildProcess = spawn('bash', ['-c', GUARD, 'guard', main], {
+  const child: ChildProcess = spawn('bash', ['-c', GUARD, 'guard', ...serviceNodeArgs(name), main], {
     cwd: ROOT,
     // The log level must let the start-up line through: the port is read from it.
     env: { PATH: process.env.PATH, ...env, LOG_LEVEL: levelsHidingInfo.has(env.LOG_LEVEL ?? 'silent') ? 'info' : env.LOG_LEVEL },

@@ -25,6 +25,7 @@ import {
 import { z } from 'zod';
 import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
 import { devCredential, repoRoot } from './dev-secret';
+import { serviceNodeArgs } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
 
 const services = ['gateway', 'trip-writer', 'group-writer'] as const;
@@ -34,8 +35,6 @@ const metricsPortVariable: Partial<Record<Service, 'TRIP_WRITER_METRICS_PORT' | 
   'trip-writer': 'TRIP_WRITER_METRICS_PORT',
   'group-writer': 'GROUP_WRITER_METRICS_PORT',
 };
-/** As in the image (deploy/docker/Dockerfile): a young generation large enough for a request's garbage. */
-const SERVICE_NODE_ARGS = ['--max-semi-space-size=16'];
 const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A service that ran this long before crashing starts again after the shortest pause. */
@@ -224,7 +223,7 @@ async function main(): Promise<void> {
     const startedAt = Date.now();
     const child = spawn(
       process.execPath,
-      [...SERVICE_NODE_ARGS, ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')],
+      [...serviceNodeArgs(service), ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')],
       {
         env: { ...env, ...metricsPort },
         // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops

@@ -44,8 +44,9 @@ const gatewayEnv = z
       .default('1mb')
       .refine((value) => bytes.parse(value) !== null, 'must be a size such as 1mb or 512kb'),
     // Request bytes buffered at once across all requests; beyond it a write is answered 503. A buffered
-    // byte costs about three in memory (the bytes, their text, the parsed value): at 32 MiB the gateway
-    // stays under 200 MiB resident however many large bodies arrive together.
+    // byte costs about three in memory (the bytes, their text, the parsed value): at 32 MiB, with V8's
+    // heap capped as deployed, the gateway stays under 200 MiB resident however many large bodies
+    // arrive together.
     MAX_BUFFERED_BODY_BYTES: positiveInt(32 * 1024 * 1024),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),
