@@ -13,6 +13,8 @@ const TRIP = '/fleet/api/v1/trip-location';
 const TRIP_BATCH = '/fleet/api/v1/trip-location/batch';
 const GROUP = '/fleet/api/v1/vehicle-group';
 const CATEGORY = '/order/api/web/v1/product-category/{id}';
+const LAST_LOCATION = '/fleet/api/v1/devices/{imei}/last-location';
+const TRIP_LOCATIONS = '/fleet/api/v1/devices/{imei}/trip-locations';
 
 let stack: Stack;
 let document: any;
@@ -199,6 +201,43 @@ describe('real responses match the documented schemas', () => {
     const unknown = await getJson(`${base}/${randomUUID()}`, key);
     expect(unknown.status).toBe(404);
     expectDocumented(CATEGORY, 'get', unknown);
+  });
+
+  test('position reads: 200 for the last location and a page, 400 for a bad parameter, 401 without a token, 404 without a position', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const trip = buildTrip({ angle: undefined, temp: undefined });
+    expect((await postJson(`${stack.url}${TRIP}`, trip, auth)).status).toBe(200);
+    const device = `${stack.url}/fleet/api/v1/devices/${trip.imei as string}`;
+    const at = Date.parse(trip.gpsTime as string);
+    const range = `from=${new Date(at).toISOString()}&to=${new Date(at + 1).toISOString()}`;
+
+    const last = await getJson(`${device}/last-location`, auth);
+    expect(last.status).toBe(200);
+    expectDocumented(LAST_LOCATION, 'get', last);
+
+    const page = await getJson(`${device}/trip-locations?${range}`, auth);
+    expect(page.status).toBe(200);
+    expect(page.body.data).toHaveLength(1);
+    expectDocumented(TRIP_LOCATIONS, 'get', page);
+
+    const badLimit = await getJson(`${device}/trip-locations?limit=0`, auth);
+    expect(badLimit.status).toBe(400);
+    expectDocumented(TRIP_LOCATIONS, 'get', badLimit);
+
+    const anonymous = await getJson(`${device}/trip-locations`);
+    expect(anonymous.status).toBe(401);
+    expectDocumented(TRIP_LOCATIONS, 'get', anonymous);
+
+    const unknown = await getJson(`${stack.url}/fleet/api/v1/devices/no-such-device/last-location`, auth);
+    expect(unknown.status).toBe(404);
+    expectDocumented(LAST_LOCATION, 'get', unknown);
+  });
+
+  test('the position examples are what the routes answer', () => {
+    for (const path of [LAST_LOCATION, TRIP_LOCATIONS]) {
+      const example = document.paths[path].get.responses['200'].content['application/json'].example;
+      expect(schemaErrors(pointer('paths', path, 'get', 'responses', '200', 'content', 'application/json', 'schema'), example)).toBe('');
+    }
   });
 
   test('an unknown route answers the documented Error body', async () => {

@@ -26,6 +26,7 @@ import { createCategoryReader } from './categories/get-category';
 import type { GatewayConfig } from './config';
 import { createApp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
+import { createPositionReader } from './positions/read-positions';
 import { createGatewayMetrics } from './metrics';
 
 export { gatewayConfig, type GatewayConfig } from './config';
@@ -174,6 +175,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         }),
       }),
     },
+    positions: { tokens, reader: createPositionReader({ pool }) },
     metrics,
   });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, app);

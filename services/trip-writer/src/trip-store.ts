@@ -1,5 +1,7 @@
 // SQL for trip locations. A batch is written with one INSERT over unnest()ed arrays; positions that
 // already exist (same imei and gps_time) are left as they are and answered with their existing row.
+// The same statement moves each device's last location forward (device_last_locations), so the two
+// commit together or not at all.
 import type { Pool } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared';
 
@@ -10,14 +12,46 @@ export interface TripLocationRow {
   duplicate: boolean;
 }
 
+/**
+ * The insert, and the newest of the stored positions per device as its last location, in one statement.
+ * Only positions inserted now are candidates: one that already existed was a candidate when it was
+ * stored. A late position (older gps_time) leaves a newer last location as it is. Rows reach the upsert
+ * sorted by imei, so two batches touching the same devices lock their rows in the same order and cannot
+ * deadlock; DISTINCT ON keeps one row per device, which ON CONFLICT DO UPDATE requires.
+ */
 const INSERT_BATCH = `
-  INSERT INTO trip_locations
-    (imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
-  SELECT * FROM unnest(
-    $1::text[], $2::timestamptz[], $3::float8[], $4::float8[], $5::float8[], $6::bool[], $7::float8[],
-    $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[])
-  ON CONFLICT (imei, gps_time) DO NOTHING
-  RETURNING id, imei, gps_time`;
+  WITH inserted AS (
+    INSERT INTO trip_locations
+      (imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
+    SELECT * FROM unnest(
+      $1::text[], $2::timestamptz[], $3::float8[], $4::float8[], $5::float8[], $6::bool[], $7::float8[],
+      $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[])
+    ON CONFLICT (imei, gps_time) DO NOTHING
+    RETURNING *
+  ), latest AS (
+    INSERT INTO device_last_locations AS last
+      (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
+    SELECT DISTINCT ON (imei)
+      imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at
+    FROM inserted
+    ORDER BY imei, gps_time DESC
+    ON CONFLICT (imei) DO UPDATE SET
+      trip_location_id = excluded.trip_location_id,
+      gps_time = excluded.gps_time,
+      latitude = excluded.latitude,
+      longitude = excluded.longitude,
+      speed = excluded.speed,
+      ignition = excluded.ignition,
+      angle = excluded.angle,
+      satellite = excluded.satellite,
+      door1 = excluded.door1,
+      door2 = excluded.door2,
+      temp = excluded.temp,
+      fuel_percentage = excluded.fuel_percentage,
+      received_at = excluded.received_at
+    WHERE excluded.gps_time > last.gps_time
+  )
+  SELECT id, imei, gps_time FROM inserted`;
 
 const SELECT_EXISTING = `
   SELECT t.id, t.imei, t.gps_time
@@ -36,24 +70,37 @@ function column<T>(trips: TripLocationCommand[], pick: (trip: TripLocationComman
   return trips.map((trip) => pick(trip) ?? null);
 }
 
+/**
+ * Orders a batch by device, then time, stably (the first of two commands for one position stays first
+ * and is the one stored). Batches that overlap, as after a rebalance or a redelivery, then wait for each
+ * other's positions in one order, never in a cycle. gpsTime is the command's fixed-width UTC form, so
+ * its text sorts as its time does.
+ */
+export function inLockOrder(trips: readonly TripLocationCommand[]): TripLocationCommand[] {
+  return [...trips].sort((a, b) =>
+    a.imei === b.imei ? (a.gpsTime < b.gpsTime ? -1 : a.gpsTime > b.gpsTime ? 1 : 0) : a.imei < b.imei ? -1 : 1,
+  );
+}
+
 /** Stores the trips and answers one row per trip, in order. */
 export async function storeTripLocations(pool: Pool, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
-  const imeis = column(trips, (t) => t.imei);
-  const gpsTimes = column(trips, (t) => t.gpsTime);
+  const ordered = inLockOrder(trips);
+  const imeis = column(ordered, (t) => t.imei);
+  const gpsTimes = column(ordered, (t) => t.gpsTime);
   const inserted = await pool.query<Row>(INSERT_BATCH, [
     imeis,
     gpsTimes,
-    column(trips, (t) => t.latitude),
-    column(trips, (t) => t.longitude),
-    column(trips, (t) => t.speed),
-    column(trips, (t) => t.ignition),
-    column(trips, (t) => t.angle),
-    column(trips, (t) => t.satellite),
-    column(trips, (t) => t.door1),
-    column(trips, (t) => t.door2),
-    column(trips, (t) => t.temp),
-    column(trips, (t) => t.fuel_percentage),
-    column(trips, (t) => t.receivedAt),
+    column(ordered, (t) => t.latitude),
+    column(ordered, (t) => t.longitude),
+    column(ordered, (t) => t.speed),
+    column(ordered, (t) => t.ignition),
+    column(ordered, (t) => t.angle),
+    column(ordered, (t) => t.satellite),
+    column(ordered, (t) => t.door1),
+    column(ordered, (t) => t.door2),
+    column(ordered, (t) => t.temp),
+    column(ordered, (t) => t.fuel_percentage),
+    column(ordered, (t) => t.receivedAt),
   ]);
 
   const ids = new Map<string, number>();

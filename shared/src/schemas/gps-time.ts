@@ -78,14 +78,7 @@ export function parseGpsTime(input: unknown): Date | undefined {
 
   if (epochPattern.test(text)) return fromEpoch(Number(text));
 
-  const iso = isoPattern.exec(text);
-  if (iso) {
-    const [, y, mo, d, h, mi, s = '0', frac = '0', designator = 'Z'] = iso;
-    const leap = s === '60';
-    const local = calendarMs(+y!, +mo!, +d!, +h!, +mi!, leap ? 59 : +s, Number(frac.padEnd(3, '0')));
-    const time = instantOf(local, offsetMinutes(designator), leap);
-    return time === undefined ? undefined : new Date(time);
-  }
+  if (isoPattern.test(text)) return parseIsoTime(text);
 
   const plain = plainUtcPattern.exec(text);
   if (plain) {
@@ -95,4 +88,18 @@ export function parseGpsTime(input: unknown): Date | undefined {
     return time === undefined ? undefined : new Date(time);
   }
   return undefined;
+}
+
+/**
+ * Parses only the ISO-8601 form of a GPS time: with an offset (at most ±14:00) or `Z`, fractions up to
+ * milliseconds. For the times a client queries with, where no other form is offered.
+ */
+export function parseIsoTime(text: string): Date | undefined {
+  const iso = isoPattern.exec(text);
+  if (!iso) return undefined;
+  const [, y, mo, d, h, mi, s = '0', frac = '0', designator = 'Z'] = iso;
+  const leap = s === '60';
+  const local = calendarMs(+y!, +mo!, +d!, +h!, +mi!, leap ? 59 : +s, Number(frac.padEnd(3, '0')));
+  const time = instantOf(local, offsetMinutes(designator), leap);
+  return time === undefined ? undefined : new Date(time);
 }

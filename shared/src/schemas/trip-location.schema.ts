@@ -6,7 +6,8 @@ import { parseGpsTime } from './gps-time';
 
 export const IMEI_MAX_LENGTH = 32;
 
-const imei = z
+/** A device id as every route takes it, in a body or in a path. */
+export const imeiSchema = z
   .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
   .min(1, 'Must not be empty')
   .max(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`)
@@ -14,7 +15,7 @@ const imei = z
 
 /** The HTTP request body, before normalisation. Unknown fields are dropped. */
 export const tripLocationRequestSchema = z.object({
-  imei,
+  imei: imeiSchema,
   gpsTime: z
     .unknown()
     .refine((value) => value !== undefined, 'Required')
@@ -43,7 +44,7 @@ export const tripLocationRequestSchema = z.object({
 
 /** The Kafka command: normalised, every value already of its final type. */
 export const tripLocationCommandSchema = z.object({
-  imei,
+  imei: imeiSchema,
   gpsTime: z.string().datetime({ offset: false, precision: 3 }),
   latitude: z.number().min(-90).max(90),
   longitude: z.number().min(-180).max(180),

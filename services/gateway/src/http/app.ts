@@ -8,6 +8,7 @@ import { errorHandler, notFound } from './error-handler';
 import { addHealthRoutes, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
 import { addOperationsRoutes } from './operations-routes';
+import { addPositionRoutes, type PositionRoutesDeps } from './position-routes';
 import { assignRequestId } from './request-id';
 import { addTripBatchRoute } from './trip-batch-route';
 import { addWriteRoutes, type WriteRoutesDeps } from './write-routes';
@@ -18,6 +19,7 @@ export interface AppDeps {
   health: HealthDeps;
   writes: WriteRoutesDeps;
   categories: CategoryRoutesDeps;
+  positions: PositionRoutesDeps;
   metrics: GatewayMetrics;
 }
 
@@ -34,10 +36,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(assignRequestId);
   app.use(observeRequests(deps.metrics, deps.logger));
   // Routes sit on the app itself rather than in nested routers: each router a request crosses costs a
-  // pass over its stack. The hot paths come first: the category read, then the two writes.
+  // pass over its stack. The hot paths come first: the category read, the two writes, the position reads.
   addCategoryRoutes(app, deps.categories);
   addWriteRoutes(app, deps.writes);
   addTripBatchRoute(app, deps.writes);
+  addPositionRoutes(app, deps.positions);
   addHealthRoutes(app, deps.health);
   addOperationsRoutes(app, deps.metrics.registry);
   app.use(notFound);

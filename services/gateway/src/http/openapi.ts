@@ -10,13 +10,16 @@ import {
   VEHICLE_IDS_MAX,
   booleanTextPattern,
   errorCodes,
+  imeiSchema,
   numericTextPattern,
   tripLocationRequestSchema,
   vehicleGroupRequestSchema,
 } from '@fleet/shared';
 import { CATEGORY_BASE_PATH } from '../categories/category-routes';
 import { categoryParamsSchema } from '../categories/category.schema';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
+import { LAST_LOCATION_PATH, TRIP_LOCATIONS_PATH } from './position-routes';
 import { requestIdPattern } from './request-id';
 import { NDJSON_TYPE, TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
 import { FORM_FIELDS_MAX, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
@@ -151,6 +154,78 @@ const categoryIdError = z
   })
   .strict()
   .openapi({ description: 'Spec 7.1: the id is not a UUID' });
+
+const utcTime = z.string().datetime({ precision: 3 });
+const optionalReading = <T extends z.ZodTypeAny>(schema: T) =>
+  schema.nullable().openapi({ description: 'null when the device did not send it' });
+
+const position = z
+  .object({
+    id: z.number().int().openapi({ description: 'The trip location row, as its create answered' }),
+    imei: z.string(),
+    gpsTime: utcTime.openapi({ description: 'When the device took the position, in UTC with milliseconds' }),
+    latitude: z.number().min(-90).max(90),
+    longitude: z.number().min(-180).max(180),
+    speed: z.number().min(0),
+    ignition: z.boolean(),
+    angle: optionalReading(z.number().min(0).max(360)),
+    satellite: optionalReading(z.number().int().min(0)),
+    door1: optionalReading(z.boolean()),
+    door2: optionalReading(z.boolean()),
+    temp: optionalReading(z.number()),
+    fuel_percentage: optionalReading(z.number().min(0).max(100)),
+    receivedAt: utcTime.openapi({ description: 'When the gateway accepted the position' }),
+  })
+  .strict()
+  .openapi({ description: 'A stored position' });
+
+const devicePathParams = z.object({
+  imei: imeiSchema.openapi({
+    description: `The device; at most ${IMEI_MAX_LENGTH} printable ASCII characters`,
+    example: '359632104565789',
+  }),
+});
+
+const queryTime = z.string().openapi({ description: 'ISO-8601 with an offset or Z; a + must be sent as %2B' });
+
+const historyQuery = z.object({
+  from: queryTime.optional().openapi({ description: 'Inclusive; defaults to 24 hours before to', example: '2026-11-22T00:00:00Z' }),
+  to: queryTime
+    .optional()
+    .openapi({ description: `Exclusive; defaults to now; at most ${MAX_RANGE_DAYS} days after from`, example: '2026-11-23T00:00:00Z' }),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .openapi({ description: `Positions per page, default ${DEFAULT_PAGE_SIZE}`, example: DEFAULT_PAGE_SIZE }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        'The nextCursor of the previous page. It carries the device and the range of the first page: from and to may then ' +
+        'be left out, and if given must be the same',
+    }),
+});
+
+const examplePosition = {
+  id: 1843,
+  imei: '359632104565789',
+  gpsTime: '2026-11-22T08:30:05.000Z',
+  latitude: -6.2091,
+  longitude: 106.8456,
+  speed: 42.5,
+  ignition: true,
+  angle: 180,
+  satellite: 9,
+  door1: null,
+  door2: null,
+  temp: null,
+  fuel_percentage: null,
+  receivedAt: '2026-11-22T08:30:05.412Z',
+};
 
 const liveness = z.object({ status: z.literal('alive') }).strict();
 const dependencyState = z.enum(['up', 'down']);
@@ -447,6 +522,73 @@ function buildDocument(): object {
     },
   });
 
+  const Position = registry.register('Position', position);
+  const LastLocation = registry.register('LastLocationResponse', z.object({ data: Position }).strict());
+  const TripLocationPage = registry.register(
+    'TripLocationPage',
+    z
+      .object({
+        data: z.array(Position).openapi({ description: 'Oldest first' }),
+        nextCursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
+      })
+      .strict(),
+  );
+  const readFailures = {
+    401: json(ErrorBody, 'No token (E-G1/1-01), whatever the imei'),
+    503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+  };
+
+  registry.registerPath({
+    method: 'get',
+    path: LAST_LOCATION_PATH.replace(':imei', '{imei}'),
+    operationId: 'getLastLocation',
+    summary: "A device's last location",
+    description: 'The position with the newest gpsTime stored for the device; a position arriving late never replaces a newer one.',
+    tags: ['Fleet'],
+    security: [{ [bearer.name]: [] }],
+    request: { params: devicePathParams, headers: requestIdParameter },
+    responses: {
+      200: {
+        ...json(LastLocation, 'The newest position'),
+        content: { 'application/json': { schema: LastLocation, example: { data: examplePosition } } },
+      },
+      400: json(ErrorBody, 'A bad imei (E-V1/1-06, detail starts with "imei: "), or an expired or malformed token (E-V1/1-03)'),
+      404: json(ErrorBody, `No position of this device has been stored (${errorCodes.positionNotFound.code})`),
+      ...readFailures,
+    },
+  });
+
+  registry.registerPath({
+    method: 'get',
+    path: TRIP_LOCATIONS_PATH.replace(':imei', '{imei}'),
+    operationId: 'listTripLocations',
+    summary: "A device's positions in a time range",
+    description:
+      `Positions with from <= gpsTime < to, oldest first, at most limit per page. Paged by keyset: follow nextCursor ` +
+      `until it is null; each position is answered once.`,
+    tags: ['Fleet'],
+    security: [{ [bearer.name]: [] }],
+    request: { params: devicePathParams, query: historyQuery, headers: requestIdParameter },
+    responses: {
+      200: {
+        ...json(TripLocationPage, 'A page of positions'),
+        content: {
+          'application/json': {
+            schema: TripLocationPage,
+            example: { data: [{ ...examplePosition, id: 1842, gpsTime: '2026-11-22T08:30:00.000Z' }, examplePosition], nextCursor: null },
+          },
+        },
+      },
+      400: json(
+        ErrorBody,
+        `A bad imei, from, to, limit or cursor (${errorCodes.parameterInvalid.code}, detail starts with the parameter's name: ` +
+          `not ISO-8601 with an offset, from not before to, more than ${MAX_RANGE_DAYS} days apart, limit not 1 to ${MAX_PAGE_SIZE}, ` +
+          'a cursor issued for another device or range), or an expired or malformed token (E-V1/1-03)',
+      ),
+      ...readFailures,
+    },
+  });
+
   registry.registerPath({
     method: 'get',
     path: '/healthz',
@@ -513,11 +655,11 @@ function buildDocument(): object {
       description:
         `Product category reads, trip locations and vehicle groups. Every response carries X-Request-Id; ` +
         `an unknown route is a JSON 404 (${errorCodes.routeNotFound.code}), ` +
-        `another method on a write route a JSON 405 (${errorCodes.methodNotAllowed.code}) with an Allow header. IMEIs are at most ${IMEI_MAX_LENGTH} characters.`,
+        `another method on a write or read route a JSON 405 (${errorCodes.methodNotAllowed.code}) with an Allow header. IMEIs are at most ${IMEI_MAX_LENGTH} characters.`,
     },
     tags: [
       { name: 'Order', description: 'Product categories (API key)' },
-      { name: 'Fleet', description: 'Writes, answered once stored (bearer JWT)' },
+      { name: 'Fleet', description: 'Writes, answered once stored, and position reads (bearer JWT)' },
       { name: 'Operations', description: 'Probes, metrics and this description' },
     ],
   });

@@ -1,0 +1,66 @@
+// The position reads: a device's last location, and a page of its history with the cursor of the next
+// page. Served from PostgreSQL directly, not through Kafka; a database that cannot be reached is a 503
+// the client may retry, as for a category.
+import type { Pool } from 'pg';
+import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { encodeCursor, microsToIso, parseHistoryQuery, parseImei } from './position-query';
+import { findHistoryPage, findLastLocation, type Position } from './position-store';
+
+export interface HistoryPage {
+  data: Position[];
+  /** null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface PositionReader {
+  lastLocation(imei: unknown): Promise<{ data: Position }>;
+  history(imei: unknown, query: Record<string, unknown>): Promise<HistoryPage>;
+}
+
+export interface PositionReaderDeps {
+  pool: Pool;
+  now?: () => Date;
+}
+
+async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
+  }
+}
+
+export function createPositionReader(deps: PositionReaderDeps): PositionReader {
+  const now = deps.now ?? (() => new Date());
+  return {
+    async lastLocation(rawImei) {
+      const imei = parseImei(rawImei);
+      const position = await fromDatabase(() => findLastLocation(deps.pool, imei));
+      if (!position) throw new AppError({ kind: 'positionNotFound', detail: `no position of device ${imei} has been recorded` });
+      return { data: position };
+    },
+
+    async history(rawImei, query) {
+      const imei = parseImei(rawImei);
+      const { from, to, limit, afterMicros } = parseHistoryQuery(imei, query, now());
+      // One row more than the page tells whether another page follows, without counting.
+      const rows = await fromDatabase(() =>
+        findHistoryPage(deps.pool, {
+          imei,
+          from,
+          to,
+          limit: limit + 1,
+          ...(afterMicros === undefined ? {} : { after: microsToIso(afterMicros) }),
+        }),
+      );
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor =
+        rows.length > limit && last
+          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: BigInt(last.gpsTimeMicros) })
+          : null;
+      return { data: page.map((row) => row.position), nextCursor };
+    },
+  };
+}
