@@ -54,7 +54,9 @@ async function storedPerImei(imeis: string[]): Promise<Map<string, number>> {
 
 test('one device at 20x its limit beside 50 healthy devices: every healthy post is stored, the noisy device gets 429s, nothing gets a 5xx', async () => {
   const noisy = { imei: uniqueImei(), auth: await deviceToken() };
-  const healthy = await Promise.all(Array.from({ length: HEALTHY_DEVICES }, async () => ({ imei: uniqueImei(), auth: await deviceToken() })));
+  const healthy = await Promise.all(
+    Array.from({ length: HEALTHY_DEVICES }, async () => ({ imei: uniqueImei(), auth: await deviceToken() })),
+  );
 
   let noisySent = 0;
   const noisyStatuses: number[] = [];
@@ -81,6 +83,7 @@ test('one device at 20x its limit beside 50 healthy devices: every healthy post 
   expect(noisyAccepted).toBeLessThanOrEqual(ALLOWED + PER_MINUTE);
 
   const stored = await storedPerImei([noisy.imei, ...healthy.map((device) => device.imei)]);
-  for (const device of healthy) expect({ imei: device.imei, stored: stored.get(device.imei) }).toEqual({ imei: device.imei, stored: HEALTHY_POSTS });
+  for (const device of healthy)
+    expect({ imei: device.imei, stored: stored.get(device.imei) }).toEqual({ imei: device.imei, stored: HEALTHY_POSTS });
   expect(stored.get(noisy.imei)).toBe(noisyAccepted);
 });

@@ -5,7 +5,18 @@ import { createLogger } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { RedisServer } from '../categories/category-support';
 import { eventually } from '../support/eventually';
-import { baseEnv, buildTrip, closeDb, db, postJson, provisionedPrefix, signToken, startWriter, uniqueImei, type Writer } from '../support/harness';
+import {
+  baseEnv,
+  buildTrip,
+  closeDb,
+  db,
+  postJson,
+  provisionedPrefix,
+  signToken,
+  startWriter,
+  uniqueImei,
+  type Writer,
+} from '../support/harness';
 import { closeKafka } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
@@ -58,7 +69,8 @@ async function stored(imei: string): Promise<number> {
 /** Posts one more position than the limit lets through, one after another; the statuses in order. */
 async function postOverLimit(imei: string): Promise<number[]> {
   const statuses: number[] = [];
-  for (let sent = 0; sent <= PER_MINUTE; sent += 1) statuses.push((await postJson(`${gateway.url}${TRIP}`, buildTrip({ imei }), auth)).status);
+  for (let sent = 0; sent <= PER_MINUTE; sent += 1)
+    statuses.push((await postJson(`${gateway.url}${TRIP}`, buildTrip({ imei }), auth)).status);
   return statuses;
 }
 
@@ -75,7 +87,11 @@ test('Redis stopped: every post is stored unchecked, each is counted in /metrics
   for (let sent = 0; sent < posts; sent += 1) {
     expect((await postJson(`${gateway.url}${TRIP}`, buildTrip({ imei: single }), auth)).status).toBe(200);
   }
-  const batch = await postJson(`${gateway.url}${BATCH}`, Array.from({ length: posts }, () => buildTrip({ imei: batched })), auth);
+  const batch = await postJson(
+    `${gateway.url}${BATCH}`,
+    Array.from({ length: posts }, () => buildTrip({ imei: batched })),
+    auth,
+  );
   expect(batch.status).toBe(200);
   expect(batch.body.data).toMatchObject({ accepted: posts, rejected: 0 });
   expect(await stored(single)).toBe(posts);

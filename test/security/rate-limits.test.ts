@@ -119,7 +119,11 @@ test('the batch route counts each position against its device: a batch taking on
 
   // Within the limit a batch is stored, and its positions count: rate first, then the burst.
   const device = uniqueImei();
-  const first = await postJson(`${stack.url}${BATCH}`, [buildTrip({ imei: device }), buildTrip({ imei: device }), buildTrip({ imei: device })], auth);
+  const first = await postJson(
+    `${stack.url}${BATCH}`,
+    [buildTrip({ imei: device }), buildTrip({ imei: device }), buildTrip({ imei: device })],
+    auth,
+  );
   expect(first.status).toBe(200);
   expect(first.body.data).toMatchObject({ accepted: 3, rejected: 0 });
   const burst = await postJson(`${stack.url}${BATCH}`, [buildTrip({ imei: device }), buildTrip({ imei: device })], auth);
@@ -183,7 +187,11 @@ test('0 turns a limit off: a gateway with both limits at 0 stores every post of 
   const count = 4 * (DEVICE_PER_MINUTE + DEVICE_BURST);
   const answers = await Promise.all(Array.from({ length: count }, () => postJson(`${unlimited.url}${TRIP}`, buildTrip({ imei }), auth)));
   expect(answers.map((answer) => answer.status)).toEqual(Array(count).fill(200));
-  const batch = await postJson(`${unlimited.url}${BATCH}`, Array.from({ length: count }, () => buildTrip({ imei })), auth);
+  const batch = await postJson(
+    `${unlimited.url}${BATCH}`,
+    Array.from({ length: count }, () => buildTrip({ imei })),
+    auth,
+  );
   expect(batch.status).toBe(200);
   expect(await storedFor([imei])).toBe(2 * count);
 });

@@ -56,7 +56,10 @@ function trickle(head: string, trickle: string): Promise<Trickled> {
 }
 
 test('a request head sent one byte a second is answered 408 and its connection closed', async () => {
-  const result = await trickle('POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n', 'X-Slow: '.padEnd(MAX_TRICKLED_BYTES, 'a'));
+  const result = await trickle(
+    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n',
+    'X-Slow: '.padEnd(MAX_TRICKLED_BYTES, 'a'),
+  );
   expect(result.closedByGateway).toBe(true);
   expect(result.answer.slice(0, result.answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
 }, 60_000);

@@ -252,7 +252,7 @@ function buildDocument(): object {
     description:
       'The limit that refused the request, as draft-ietf-httpapi-ratelimit-headers-10 writes it: "device" counts positions ' +
       'per IMEI per minute, "subject" requests per token subject per second; a "-burst" item is the allowance drawn on ' +
-      'once the window\'s quota is spent',
+      "once the window's quota is spent",
     schema: { type: 'string', example: '"device";q=1200;w=60, "device-burst";q=5000;w=250' },
   });
   registry.registerComponent('headers', 'RateLimit', {
@@ -379,7 +379,7 @@ function buildDocument(): object {
       '(same imei and gpsTime, by an earlier request or earlier in the same batch) answers its existing id, so a batch ' +
       `re-sent after a 503 stores nothing twice. Each device's positions keep their order. An empty batch, more than ` +
       `${MAX_BATCH_POSITIONS}, a body that is not an array, or a line of NDJSON that is not JSON is a 400 storing nothing. ` +
-      'BODY_LIMIT applies to the decompressed body. Each valid position counts against its device\'s rate limit; a batch ' +
+      "BODY_LIMIT applies to the decompressed body. Each valid position counts against its device's rate limit; a batch " +
       'taking any of its devices over its limit is refused whole (429 E-R1/1-01), storing nothing.',
     tags: ['Fleet'],
     security: [{ [bearer.name]: [] }],
