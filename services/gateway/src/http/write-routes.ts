@@ -96,11 +96,11 @@ export async function acceptBody(
   }
   return {
     type,
+    // The subject's answer has usually come by the time the body is valid; awaited first, so that a
+    // request the subject's limit refuses is not counted against its devices.
     async admit(positionsByDevice) {
-      const devicesAdmitted = deps.limits.admitDevices(positionsByDevice);
-      devicesAdmitted.catch(() => undefined);
       await subjectAdmitted;
-      await devicesAdmitted;
+      await deps.limits.admitDevices(positionsByDevice);
     },
   };
 }
