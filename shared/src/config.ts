@@ -49,6 +49,9 @@ export const topicPrefix = z
 
 export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** For limits that 0 turns off. */
+export const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
 export const booleanFlag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0'])

@@ -18,6 +18,9 @@ export const errorCodes = {
   databaseUnavailable: { code: 'E-S1/1-03', httpStatus: 503, message: 'The database is unavailable, retry later' },
   shuttingDown: { code: 'E-S1/1-04', httpStatus: 503, message: 'The service is shutting down, retry later' },
   bodyBudgetExhausted: { code: 'E-S1/1-05', httpStatus: 503, message: 'Too many request bodies are being read at once, retry later' },
+  tooManyInFlight: { code: 'E-S1/1-06', httpStatus: 503, message: 'Too many writes are waiting for confirmation, retry later' },
+  deviceRateLimited: { code: 'E-R1/1-01', httpStatus: 429, message: 'This device has sent too many positions, retry later' },
+  subjectRateLimited: { code: 'E-R1/1-02', httpStatus: 429, message: 'Too many requests for this token subject, retry later' },
   internal: { code: 'E-S1/1-00', httpStatus: 500, message: 'Internal server error' },
 } as const;
 
@@ -29,7 +32,7 @@ export interface AppErrorOptions {
   detail?: string;
   /** Extra fields for the JSON body, e.g. validation issues. */
   body?: Record<string, unknown>;
-  /** Seconds a client should wait before retrying (503s). */
+  /** Seconds a client should wait before retrying (503s and 429s). */
   retryAfterSeconds?: number;
   /** Response headers the answer carries besides Retry-After, e.g. the key to retry with. */
   headers?: Record<string, string>;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import bytes from 'bytes';
 import { z } from 'zod';
-import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, optionalString, positiveInt, redisUrl } from '@fleet/shared';
+import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, nonNegativeInt, optionalString, positiveInt, redisUrl } from '@fleet/shared';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');
@@ -48,6 +48,27 @@ const gatewayEnv = z
     // heap capped as deployed, the gateway stays under 200 MiB resident however many large bodies
     // arrive together.
     MAX_BUFFERED_BODY_BYTES: positiveInt(32 * 1024 * 1024),
+    // Commands this gateway has published and waits on a writer's reply for (a batch counts each of its
+    // positions). Beyond it a write is answered 503 at once: a request that would only wait out
+    // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.
+    MAX_IN_FLIGHT: positiveInt(10_000),
+    // Rate limits, shared by every gateway through Redis; 0 turns a limit off. See rate-limits.ts for
+    // what rate and burst mean. A device reporting every second sends 60 positions a minute, and one
+    // back in coverage uploads its buffer in batches of up to 1,000: 1,200 a minute after a burst of
+    // 5,000 drains a week-old buffer of 10-second positions in under an hour.
+    RATE_LIMIT_DEVICE_PER_MINUTE: nonNegativeInt(1200),
+    RATE_LIMIT_DEVICE_BURST: nonNegativeInt(5000),
+    // Per token subject, in requests: a fleet app or an aggregator may post for many devices.
+    RATE_LIMIT_SUBJECT_PER_SECOND: nonNegativeInt(1000),
+    RATE_LIMIT_SUBJECT_BURST: nonNegativeInt(2000),
+    // Slow clients: the whole request head must arrive within HTTP_HEADERS_TIMEOUT_MS and the whole
+    // request within HTTP_REQUEST_TIMEOUT_MS (Node answers 408 and closes the socket), so a client
+    // sending a byte a second holds a connection for seconds, not forever. An idle keep-alive
+    // connection is kept longer than a load balancer keeps its own (60 s on AWS ALB and GCP), so the
+    // balancer, never the gateway, closes it and no request is sent on a socket being closed.
+    HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+    HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),
   })
@@ -62,6 +83,9 @@ const gatewayEnv = z
         path: ['JWT_SECRET'],
         message: 'one of JWT_SECRET, JWT_PUBLIC_KEY, JWKS_URL is required in production',
       });
+    }
+    if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: 'custom', path: ['HTTP_HEADERS_TIMEOUT_MS'], message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS' });
     }
     if (env.JWT_SECRET && Buffer.byteLength(env.JWT_SECRET) < 32) {
       ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'must be at least 32 bytes for HS256' });

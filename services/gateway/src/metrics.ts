@@ -21,6 +21,8 @@ export interface GatewayMetrics {
   /** Fits CommandBusOptions.onReply. */
   observeReply(seconds: number, outcome: 'replied' | 'timeout'): void;
   cacheLookups: CacheLookupCounter;
+  /** A write let through without its rate limits checked, Redis being unavailable. */
+  countRateLimitFallback(): void;
 }
 
 interface Observer {
@@ -84,6 +86,12 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registers: [registry],
   });
 
+  const rateLimitFallbacks = new Counter({
+    name: 'fleet_rate_limit_fallbacks_total',
+    help: 'Writes let through without their rate limits checked because Redis was unavailable (failing open)',
+    registers: [registry],
+  });
+
   // route -> method -> status -> child; a request then costs three map reads and one observation.
   const children = new Map<string, Map<string, Map<number, Observer>>>();
   function requestObserver(method: string, route: string, status: number): Observer {
@@ -114,5 +122,8 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
       replied[outcome].observe(seconds);
     },
     cacheLookups,
+    countRateLimitFallback() {
+      rateLimitFallbacks.inc();
+    },
   };
 }

@@ -27,6 +27,7 @@ import type { GatewayConfig } from './config';
 import { createApp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
 import { createPositionReader } from './positions/read-positions';
+import { createWriteLimits } from './rate-limits/write-limits';
 import { createGatewayMetrics } from './metrics';
 
 export { gatewayConfig, type GatewayConfig } from './config';
@@ -48,6 +49,14 @@ export class StartupError extends Error {
 
 /** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
 const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * How often Node looks for requests past their headers or request timeout. Its default, 30 s, would let a
+ * client trickling bytes hold a connection up to 30 s past a 10 s timeout.
+ */
+function connectionsCheckingInterval(headersTimeoutMs: number): number {
+  return Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
+}
 
 async function reach<T>(what: string, attempt: () => Promise<T>): Promise<T> {
   try {
@@ -112,6 +121,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     lingerMs: config.KAFKA_LINGER_MS,
     logger,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
+    maxPending: config.MAX_IN_FLIGHT,
     publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
     onPublish: metrics.observePublish,
     onReply: metrics.observeReply,
@@ -160,6 +170,18 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tokens,
       bodyLimit: config.BODY_LIMIT,
       bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
+      limits: createWriteLimits({
+        redis,
+        keyPrefix: config.CACHE_KEY_PREFIX,
+        settings: {
+          devicePerMinute: config.RATE_LIMIT_DEVICE_PER_MINUTE,
+          deviceBurst: config.RATE_LIMIT_DEVICE_BURST,
+          subjectPerSecond: config.RATE_LIMIT_SUBJECT_PER_SECOND,
+          subjectBurst: config.RATE_LIMIT_SUBJECT_BURST,
+        },
+        logger,
+        onFallback: metrics.countRateLimitFallback,
+      }),
     },
     categories: {
       apiKeys,
@@ -178,8 +200,16 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     positions: { tokens, reader: createPositionReader({ pool }) },
     metrics,
   });
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, app);
-  server.keepAliveTimeout = 65_000;
+  const server = http.createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: connectionsCheckingInterval(config.HTTP_HEADERS_TIMEOUT_MS),
+    },
+    app,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, resolve);

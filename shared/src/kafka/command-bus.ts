@@ -25,6 +25,12 @@ export interface CommandBusOptions {
   logger: Logger;
   /** How long a request waits for its writer's reply before answering 503. */
   replyTimeoutMs: number;
+  /**
+   * The most commands waiting for a reply at once. Past it a request is refused with a 503 at once
+   * rather than held: behind a slow writer it would only wait out replyTimeoutMs, and each one waiting
+   * holds its request, its body and a socket.
+   */
+  maxPending: number;
   /** How long a produce may take before the broker is considered unavailable. */
   publishTimeoutMs: number;
   /** Kafka's linger.ms; see BatchingPublisherOptions.lingerMs. */
@@ -127,10 +133,42 @@ export class CommandBus {
     return this.pending.size;
   }
 
+  /**
+   * Why `count` more commands cannot be published now, if they cannot: the gateway is stopping, the
+   * broker is away, or they would not fit under maxPending.
+   */
+  refusal(count = 1): AppError | undefined {
+    if (this.stopping) return new AppError({ kind: 'shuttingDown', retryAfterSeconds: 1 });
+    if (!this.isReady()) return new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 });
+    if (this.pending.size + count <= this.options.maxPending) return undefined;
+    return new AppError({
+      kind: 'tooManyInFlight',
+      detail: `${count} more would exceed the ${this.options.maxPending} commands this gateway lets wait for a reply (MAX_IN_FLIGHT)`,
+      retryAfterSeconds: 1,
+    });
+  }
+
+  /** The 503 of a bus with maxPending commands waiting already, before a request's body is even read. */
+  fullRefusal(): AppError | undefined {
+    return this.pending.size >= this.options.maxPending ? this.refusal(1) : undefined;
+  }
+
   /** Publishes a command and resolves with the writer's reply. Fails with a 503 AppError, never hangs. */
   request(command: CommandRequest): Promise<CommandReply> {
-    if (this.stopping) return Promise.reject(new AppError({ kind: 'shuttingDown', retryAfterSeconds: 1 }));
-    if (!this.isReady()) return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
+    const refusal = this.refusal(1);
+    return refusal ? Promise.reject(refusal) : this.publish(command);
+  }
+
+  /**
+   * Publishes all the commands or none of them, in order, and resolves with their replies in the same
+   * order; rejects with the first failure (a 503 AppError), never hangs.
+   */
+  requestAll(commands: readonly CommandRequest[]): Promise<CommandReply[]> {
+    const refusal = this.refusal(commands.length);
+    return refusal ? Promise.reject(refusal) : Promise.all(commands.map((command) => this.publish(command)));
+  }
+
+  private publish(command: CommandRequest): Promise<CommandReply> {
     const correlationId = randomUUID();
     const reply = this.pending.add(correlationId);
     this.publisher.publish({

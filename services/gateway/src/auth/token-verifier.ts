@@ -2,7 +2,7 @@
 // `exp` is required, an `iat` in the future is refused, and issuer, audience and the longest lifetime
 // are checked when configured. A token that verified once is remembered until it expires, so a device
 // posting every few seconds with the same token does not pay for a signature check each time.
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import { AppError } from '@fleet/shared';
@@ -18,8 +18,16 @@ export interface TokenVerifierOptions {
   cacheSize: number;
 }
 
+export interface VerifiedToken {
+  /**
+   * Whom the token speaks for, the key of the per-subject rate limit: its `sub`, or for a token without
+   * one a digest of the token itself, so that such tokens are limited one by one rather than together.
+   */
+  subject: string;
+}
+
 export interface TokenVerifier {
-  verify(authorization: string | undefined): Promise<void>;
+  verify(authorization: string | undefined): Promise<VerifiedToken>;
 }
 
 function invalidToken(cause: string, error?: unknown): AppError {
@@ -81,6 +89,11 @@ function checkIssuedAt(payload: JWTPayload, maxLifetimeSeconds: number | undefin
   }
 }
 
+function subjectOf(payload: JWTPayload, token: string): string {
+  if (typeof payload.sub === 'string' && payload.sub !== '') return `sub:${payload.sub}`;
+  return `token:${createHash('sha256').update(token).digest('base64url')}`;
+}
+
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   let verifyWith: (token: string, verifyOptions: JWTVerifyOptions) => Promise<{ payload: JWTPayload }>;
   let algorithms: string[];
@@ -108,17 +121,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
   };
-  // token -> its exp in milliseconds
-  const verified = new LRUCache<string, number>({ max: options.cacheSize });
+  // token -> its exp in milliseconds, and what it verified as
+  const verified = new LRUCache<string, { expiresAt: number; token: VerifiedToken }>({ max: options.cacheSize });
 
   return {
     async verify(authorization) {
       const token = bearerCredentials(authorization);
       if (!token) throw new AppError({ kind: 'tokenRequired' });
 
-      const expiresAt = verified.get(token);
-      if (expiresAt !== undefined) {
-        if (expiresAt > Date.now()) return;
+      const known = verified.get(token);
+      if (known !== undefined) {
+        if (known.expiresAt > Date.now()) return known.token;
         verified.delete(token);
         throw invalidToken('jwt expired');
       }
@@ -130,7 +143,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         // An exp written in milliseconds would otherwise make a token valid for fifty thousand years.
         if (payload.exp > MAX_EXP_SECONDS) throw invalidToken('jwt exp is not in seconds');
         checkIssuedAt(payload, options.maxLifetimeSeconds);
-        verified.set(token, payload.exp * 1000);
+        const result: VerifiedToken = { subject: subjectOf(payload, token) };
+        verified.set(token, { expiresAt: payload.exp * 1000, token: result });
+        return result;
       } catch (error) {
         if (error instanceof AppError) throw error;
         throw invalidToken(describeTokenError(error), error);

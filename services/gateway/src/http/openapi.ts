@@ -323,6 +323,17 @@ function buildDocument(): object {
     description: 'Seconds to wait before retrying',
     schema: { type: 'integer' },
   });
+  registry.registerComponent('headers', 'RateLimit-Policy', {
+    description:
+      'The limit that refused the request, as draft-ietf-httpapi-ratelimit-headers-10 writes it: "device" counts positions ' +
+      'per IMEI per minute, "subject" requests per token subject per second; a "-burst" item is the allowance drawn on ' +
+      "once the window's quota is spent",
+    schema: { type: 'string', example: '"device";q=1200;w=60, "device-burst";q=5000;w=250' },
+  });
+  registry.registerComponent('headers', 'RateLimit', {
+    description: 'What is left of the limit that refused the request (r) and the seconds until it is restored (t)',
+    schema: { type: 'string', example: '"device";r=0;t=42' },
+  });
   registry.registerComponent('headers', 'Idempotency-Key', {
     description:
       "The create's key: the client's own, or the one the gateway generated. The group may still be stored after this " +
@@ -350,10 +361,23 @@ function buildDocument(): object {
     401: json(ErrorBody, 'No token (E-G1/1-01)'),
     413: json(ErrorBody, 'Body larger than BODY_LIMIT (E-V1/1-05)'),
     415: json(ErrorBody, 'Unsupported Content-Type (E-V1/1-04)'),
+    429: {
+      ...json(
+        ErrorBody,
+        'A device in the request sent more positions than its limit (E-R1/1-01), or the token subject more requests than ' +
+          'its limit (E-R1/1-02); nothing is stored. Retry after Retry-After seconds',
+        true,
+      ),
+      headers: {
+        ...json(ErrorBody, '', true).headers,
+        'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+        RateLimit: { $ref: '#/components/headers/RateLimit' },
+      },
+    },
     503: json(
       ErrorBody,
-      'Kafka unavailable, no reply in time, shutting down, or more request bytes being read than MAX_BUFFERED_BODY_BYTES ' +
-        '(E-S1/1-01, -02, -04, -05); retrying is safe',
+      'Kafka unavailable, no reply in time, shutting down, more request bytes being read than MAX_BUFFERED_BODY_BYTES, ' +
+        'or MAX_IN_FLIGHT commands already waiting for a reply (E-S1/1-01, -02, -04, -05, -06); retrying is safe',
       true,
     ),
   };
@@ -430,7 +454,8 @@ function buildDocument(): object {
       '(same imei and gpsTime, by an earlier request or earlier in the same batch) answers its existing id, so a batch ' +
       `re-sent after a 503 stores nothing twice. Each device's positions keep their order. An empty batch, more than ` +
       `${MAX_BATCH_POSITIONS}, a body that is not an array, or a line of NDJSON that is not JSON is a 400 storing nothing. ` +
-      'BODY_LIMIT applies to the decompressed body.',
+      "BODY_LIMIT applies to the decompressed body. Each valid position counts against its device's rate limit; a batch " +
+      'taking any of its devices over its limit is refused whole (429 E-R1/1-01), storing nothing.',
     tags: ['Fleet'],
     security: [{ [bearer.name]: [] }],
     request: {
@@ -475,7 +500,8 @@ function buildDocument(): object {
       ),
       503: json(
         ErrorBody,
-        'Part of the batch was not confirmed in time, or Kafka is unavailable (E-S1/1-01, -02, -04); re-sending the batch is safe',
+        'Part of the batch was not confirmed in time, Kafka is unavailable, or the batch would take the commands waiting for a ' +
+          'reply past MAX_IN_FLIGHT (E-S1/1-01, -02, -04, -05, -06); re-sending the batch is safe',
         true,
       ),
     },
@@ -515,7 +541,7 @@ function buildDocument(): object {
         ...writeFailures[503],
         description:
           'Kafka unavailable, no reply in time, the database unavailable, shutting down, or more request bytes being read ' +
-          'than MAX_BUFFERED_BODY_BYTES (E-S1/1-01 to -05); ' +
+          'than MAX_BUFFERED_BODY_BYTES, or MAX_IN_FLIGHT commands already waiting (E-S1/1-01 to -06); ' +
           'retry with the Idempotency-Key header of this answer',
         headers: { ...writeFailures[503].headers, 'Idempotency-Key': { $ref: '#/components/headers/Idempotency-Key' } },
       },

@@ -11,6 +11,11 @@ export interface CreationResult {
 export interface WriteDeps {
   bus: CommandBus;
   topic: string;
+  /**
+   * Resolves when a request carrying these positions per device may be published; rejects with the
+   * refusal (a 429) otherwise. Called after validation and before anything is published.
+   */
+  admit(positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
 }
 
 export function toCreationResult(reply: CommandReply, message: string): CreationResult {
@@ -21,6 +26,7 @@ export function toCreationResult(reply: CommandReply, message: string): Creation
 export async function createTripLocation(body: unknown, requestId: string, deps: WriteDeps): Promise<CreationResult> {
   const parsed = tripLocationRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
+  await deps.admit(new Map([[parsed.data.imei, 1]]));
   const command: TripLocationCommand = { ...parsed.data, receivedAt: new Date().toISOString() };
   const reply = await deps.bus.request({
     topic: deps.topic,

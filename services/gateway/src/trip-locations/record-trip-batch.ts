@@ -3,7 +3,7 @@
 // idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
 // gathers the commands into few produces, which is where a batch saves its cost.
 import { z } from 'zod';
-import { AppError, tripLocationRequestSchema, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError, tripLocationRequestSchema, type CommandReply, type CommandRequest, type TripLocationCommand } from '@fleet/shared';
 import { validationError } from '../validation-error';
 import type { WriteDeps } from './create-trip-location';
 
@@ -37,17 +37,28 @@ export async function recordTripBatch(body: unknown, requestId: string, deps: Wr
   if (!batch.success) throw validationError(batch.error);
   const receivedAt = new Date().toISOString();
 
-  // Published in request order, so a device's positions reach its partition in the order it sent them.
-  const items = await Promise.all(
-    batch.data.map((position, index): BatchItem | Promise<BatchItem> => {
-      const parsed = tripLocationRequestSchema.safeParse(position);
-      if (!parsed.success) return { index, error: validationError(parsed.error).toJSON() };
-      const command: TripLocationCommand = { ...parsed.data, receivedAt };
-      return deps.bus
-        .request({ topic: deps.topic, key: command.imei, value: command, headers: { 'request-id': requestId } })
-        .then((reply) => itemOf(index, reply));
-    }),
-  );
+  const items: BatchItem[] = [];
+  const commands: { index: number; request: CommandRequest }[] = [];
+  const positionsByDevice = new Map<string, number>();
+  batch.data.forEach((position, index) => {
+    const parsed = tripLocationRequestSchema.safeParse(position);
+    if (!parsed.success) {
+      items.push({ index, error: validationError(parsed.error).toJSON() });
+      return;
+    }
+    const command: TripLocationCommand = { ...parsed.data, receivedAt };
+    commands.push({ index, request: { topic: deps.topic, key: command.imei, value: command, headers: { 'request-id': requestId } } });
+    positionsByDevice.set(command.imei, (positionsByDevice.get(command.imei) ?? 0) + 1);
+  });
+
+  // Only valid positions count against their device, and a refusal refuses the whole batch.
+  await deps.admit(positionsByDevice);
+  if (commands.length > 0) {
+    // Published in request order, so a device's positions reach its partition in the order it sent them.
+    const replies = await deps.bus.requestAll(commands.map(({ request }) => request));
+    commands.forEach(({ index }, at) => items.push(itemOf(index, replies[at]!)));
+    items.sort((a, b) => a.index - b.index);
+  }
 
   const rejected = items.filter((item) => 'error' in item).length;
   return {

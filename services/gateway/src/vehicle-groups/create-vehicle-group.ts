@@ -7,6 +7,8 @@ import { AppError, commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCom
 import { validationError } from '../validation-error';
 import { toCreationResult, type CreationResult, type WriteDeps } from '../trip-locations/create-trip-location';
 
+const NO_DEVICES: ReadonlyMap<string, number> = new Map();
+
 const RETRY_WITH_KEY_MESSAGE =
   'The vehicle group was not confirmed; retry with the Idempotency-Key header of this response to create it exactly once';
 
@@ -18,6 +20,7 @@ export async function createVehicleGroup(
 ): Promise<CreationResult> {
   const parsed = vehicleGroupRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
+  await deps.admit(NO_DEVICES);
   const key = idempotencyKey ?? randomUUID();
   const command: VehicleGroupCommand = { commandId: commandIdFor(key), ...parsed.data };
   try {

@@ -1,0 +1,77 @@
+// Backpressure: a gateway lets at most MAX_IN_FLIGHT commands wait for a writer's reply (a batch counts
+// each of its positions). With no writer running, replies stop coming; past the cap every write is
+// answered 503 E-S1/1-06 at once, with Retry-After, and publishes nothing, instead of joining a queue
+// that would only time out. Once a writer answers, the gateway takes writes again.
+import { eventually } from '../support/eventually';
+import { buildGroup, buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+import { closeKafka, commandsPublished } from '../support/kafka';
+
+const TRIP = '/fleet/api/v1/trip-location';
+const BATCH = '/fleet/api/v1/trip-location/batch';
+const GROUP = '/fleet/api/v1/vehicle-group';
+const MAX_IN_FLIGHT = 2;
+
+let stack: Stack;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  stack = await startStack('in-flight-cap', {
+    tripWriters: 0,
+    groupWriters: 0,
+    env: { MAX_IN_FLIGHT: String(MAX_IN_FLIGHT), REPLY_TIMEOUT_MS: '60000' },
+  });
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function pendingReplies(): Promise<number> {
+  const text = await (await fetch(`${stack.url}/metrics`)).text();
+  const line = text.split('\n').find((entry) => /^fleet_kafka_pending_replies[ {]/.test(entry));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+async function stored(imeis: string[]): Promise<number> {
+  const result = await db().query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1::text[])', [imeis]);
+  return Number(result.rows[0]!.count);
+}
+
+function expectFull(response: { status: number; body: any; headers: Headers }): void {
+  expect(response.status).toBe(503);
+  expect(response.body).toEqual({ code: 'E-S1/1-06', message: expect.any(String), detail: expect.any(String) });
+  expect(response.headers.get('retry-after')).toBe('1');
+}
+
+test('past MAX_IN_FLIGHT commands waiting, every write route answers 503 E-S1/1-06 at once and publishes nothing; the gateway takes writes again once replies come', async () => {
+  const waiting = [buildTrip(), buildTrip()];
+  const answers = waiting.map((trip) => postJson(`${stack.url}${TRIP}`, trip, auth));
+  await eventually(async () => (await pendingReplies()) === MAX_IN_FLIGHT, 20_000, { what: 'two commands waiting for a reply' });
+  expect(await commandsPublished(stack.prefix)).toBe(MAX_IN_FLIGHT);
+
+  const refused = [buildTrip(), buildTrip()];
+  expectFull(await postJson(`${stack.url}${TRIP}`, refused[0], auth));
+  expectFull(await postJson(`${stack.url}${BATCH}`, [refused[1]], auth));
+  expectFull(await postJson(`${stack.url}${GROUP}`, buildGroup(), auth));
+  expect(await pendingReplies()).toBe(MAX_IN_FLIGHT);
+
+  stack.tripWriters.push(await startWriter('trip', stack.env));
+  expect((await Promise.all(answers)).map((answer) => answer.status)).toEqual([200, 200]);
+  await eventually(async () => (await pendingReplies()) === 0, 20_000, { what: 'nothing waiting' });
+
+  // A batch counts as its positions: one larger than the cap is refused even by an idle gateway.
+  const tooLarge = Array.from({ length: MAX_IN_FLIGHT + 1 }, () => buildTrip());
+  expectFull(await postJson(`${stack.url}${BATCH}`, tooLarge, auth));
+  const fits = Array.from({ length: MAX_IN_FLIGHT }, () => buildTrip());
+  const batch = await postJson(`${stack.url}${BATCH}`, fits, auth);
+  expect(batch.status).toBe(200);
+  expect(batch.body.data).toMatchObject({ accepted: MAX_IN_FLIGHT, rejected: 0 });
+
+  const imeis = (trips: Record<string, unknown>[]) => trips.map((trip) => trip.imei as string);
+  expect(await stored(imeis(waiting))).toBe(waiting.length);
+  expect(await stored(imeis(fits))).toBe(fits.length);
+  expect(await stored([...imeis(refused), ...imeis(tooLarge)])).toBe(0);
+  expect(await commandsPublished(stack.prefix)).toBe(waiting.length + fits.length);
+});

@@ -1,0 +1,197 @@
+// The rate limits of the write routes, over HTTP against the real stack: per device (counted per
+// position, on the single and the batch routes) and per token subject, shared by every gateway through
+// Redis. A refused request answers 429 with the draft's RateLimit headers and stores and publishes
+// nothing; 0 turns a limit off.
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
+import {
+  buildGroup,
+  buildTrip,
+  closeDb,
+  commandsPublishedSettled,
+  db,
+  postJson,
+  startStack,
+  TEST_JWT_SECRET,
+  uniqueImei,
+  type Stack,
+} from '../support/harness';
+import { closeKafka } from '../support/kafka';
+
+const TRIP = '/fleet/api/v1/trip-location';
+const BATCH = '/fleet/api/v1/trip-location/batch';
+const GROUP = '/fleet/api/v1/vehicle-group';
+
+// A device may send 3 positions a minute, and 2 more from its burst allowance.
+const DEVICE_PER_MINUTE = 3;
+const DEVICE_BURST = 2;
+const SUBJECT_PER_SECOND = 2;
+const SUBJECT_BURST = 1;
+// The subject limit is tried on a gateway of its own, so that it never refuses the device tests' posts.
+const deviceLimits = {
+  RATE_LIMIT_DEVICE_PER_MINUTE: String(DEVICE_PER_MINUTE),
+  RATE_LIMIT_DEVICE_BURST: String(DEVICE_BURST),
+  RATE_LIMIT_SUBJECT_PER_SECOND: '0',
+  // A loaded machine may take Redis past the 50 ms default, and a limit Redis does not answer for in
+  // time is let through (see the outage test): here every answer must count.
+  REDIS_COMMAND_TIMEOUT_MS: '5000',
+};
+
+let stack: Stack;
+const otherGateways: Gateway[] = [];
+
+/** A token of a subject of its own, so that the subject limit of one test does not refuse another's posts. */
+async function bearerFor(subject = `device-${randomUUID()}`): Promise<{ authorization: string }> {
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(subject)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+  return { authorization: `Bearer ${token}` };
+}
+
+async function storedFor(imeis: string[]): Promise<number> {
+  const result = await db().query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1::text[])', [imeis]);
+  return Number(result.rows[0]!.count);
+}
+
+async function anotherGateway(overrides: Record<string, string> = {}): Promise<Gateway> {
+  const gateway = await startGateway(gatewayConfig({ ...stack.env, ...overrides }));
+  otherGateways.push(gateway);
+  return gateway;
+}
+
+beforeAll(async () => {
+  stack = await startStack('rate-limits', { env: deviceLimits });
+});
+afterAll(async () => {
+  await Promise.allSettled(otherGateways.map((gateway) => gateway.stop()));
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+function expectDeviceRefusal(response: { status: number; body: any; headers: Headers }): void {
+  expect(response.status).toBe(429);
+  expect(response.body).toEqual({ code: 'E-R1/1-01', message: expect.any(String), detail: expect.any(String) });
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  expect(response.headers.get('ratelimit-policy')).toBe(`"device";q=${DEVICE_PER_MINUTE};w=60, "device-burst";q=${DEVICE_BURST};w=40`);
+  expect(response.headers.get('ratelimit')).toBe(`"device";r=0;t=${retryAfter}`);
+}
+
+test('a device over its limit on the single route is answered 429 E-R1/1-01 with Retry-After and RateLimit headers, and nothing of it is stored or published', async () => {
+  const auth = await bearerFor();
+  const imei = uniqueImei();
+  const allowed = DEVICE_PER_MINUTE + DEVICE_BURST;
+  for (let sent = 0; sent < allowed; sent += 1) {
+    expect((await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), auth)).status).toBe(200);
+  }
+  const published = await commandsPublishedSettled(stack);
+
+  const refused = await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), auth);
+  expectDeviceRefusal(refused);
+  // Another device with the same token is not affected.
+  expect((await postJson(`${stack.url}${TRIP}`, buildTrip(), auth)).status).toBe(200);
+
+  expect(await commandsPublishedSettled(stack)).toBe(published + 1 + 1);
+  expect(await storedFor([imei])).toBe(allowed);
+});
+
+test('the batch route counts each position against its device: a batch taking one of its devices over the limit is refused whole, storing nothing', async () => {
+  const auth = await bearerFor();
+  const [within, over] = [uniqueImei(), uniqueImei()];
+  const published = await commandsPublishedSettled(stack);
+
+  const mixed = [
+    buildTrip({ imei: within }),
+    buildTrip({ imei: over }),
+    buildTrip({ imei: within }),
+    ...Array.from({ length: DEVICE_PER_MINUTE + DEVICE_BURST }, () => buildTrip({ imei: over })),
+  ];
+  expectDeviceRefusal(await postJson(`${stack.url}${BATCH}`, mixed, auth));
+  expect(await commandsPublishedSettled(stack)).toBe(published + 1);
+  expect(await storedFor([within, over])).toBe(0);
+
+  // Within the limit a batch is stored, and its positions count: rate first, then the burst.
+  const device = uniqueImei();
+  const first = await postJson(
+    `${stack.url}${BATCH}`,
+    [buildTrip({ imei: device }), buildTrip({ imei: device }), buildTrip({ imei: device })],
+    auth,
+  );
+  expect(first.status).toBe(200);
+  expect(first.body.data).toMatchObject({ accepted: 3, rejected: 0 });
+  const burst = await postJson(`${stack.url}${BATCH}`, [buildTrip({ imei: device }), buildTrip({ imei: device })], auth);
+  expect(burst.status).toBe(200);
+  expectDeviceRefusal(await postJson(`${stack.url}${BATCH}`, [buildTrip({ imei: device })], auth));
+  // An invalid position counts for nothing: it is answered in its item, as it would be alone.
+  const invalidOnly = await postJson(`${stack.url}${BATCH}`, [buildTrip({ imei: device, latitude: 91 })], auth);
+  expect(invalidOnly.status).toBe(200);
+  expect(invalidOnly.body.data).toMatchObject({ accepted: 0, rejected: 1 });
+  expect(await storedFor([device])).toBe(DEVICE_PER_MINUTE + DEVICE_BURST);
+});
+
+test('a token subject over its requests per second is answered 429 E-R1/1-02 on every write route, and what it refused is not stored', async () => {
+  const limited = await anotherGateway({
+    RATE_LIMIT_SUBJECT_PER_SECOND: String(SUBJECT_PER_SECOND),
+    RATE_LIMIT_SUBJECT_BURST: String(SUBJECT_BURST),
+  });
+  const auth = await bearerFor();
+  const trips = Array.from({ length: 12 }, () => buildTrip());
+  const [tripAnswers, groupAnswers] = await Promise.all([
+    Promise.all(trips.map((trip) => postJson(`${limited.url}${TRIP}`, trip, auth))),
+    Promise.all(Array.from({ length: 6 }, () => postJson(`${limited.url}${GROUP}`, buildGroup(), auth))),
+  ]);
+  const answers = [...tripAnswers, ...groupAnswers];
+  expect(answers.map((answer) => answer.status).filter((status) => status !== 200 && status !== 429)).toEqual([]);
+  // Sent at once, they span one or two one-second windows: at most twice the rate, plus the burst.
+  const accepted = answers.filter((answer) => answer.status === 200).length;
+  expect(accepted).toBeGreaterThanOrEqual(1);
+  expect(accepted).toBeLessThanOrEqual(2 * SUBJECT_PER_SECOND + SUBJECT_BURST);
+
+  const refusal = answers.find((answer) => answer.status === 429)!;
+  expect(refusal.body).toEqual({ code: 'E-R1/1-02', message: expect.any(String), detail: expect.any(String) });
+  const retryAfter = Number(refusal.headers.get('retry-after'));
+  expect(retryAfter).toBe(1);
+  expect(refusal.headers.get('ratelimit-policy')).toBe(`"subject";q=${SUBJECT_PER_SECOND};w=1, "subject-burst";q=${SUBJECT_BURST};w=1`);
+  expect(refusal.headers.get('ratelimit')).toBe(`"subject";r=0;t=${retryAfter}`);
+
+  const acceptedTrips = tripAnswers.filter((answer) => answer.status === 200).length;
+  expect(await storedFor(trips.map((trip) => trip.imei as string))).toBe(acceptedTrips);
+  // Another subject is not affected.
+  expect((await postJson(`${limited.url}${TRIP}`, buildTrip(), await bearerFor())).status).toBe(200);
+});
+
+test('two gateways sharing Redis share the limits: a device refused by one is refused by the other', async () => {
+  const second = await anotherGateway();
+  const auth = await bearerFor();
+  const imei = uniqueImei();
+  const gateways = [stack.url, second.url];
+  for (let sent = 0; sent < DEVICE_PER_MINUTE + DEVICE_BURST; sent += 1) {
+    expect((await postJson(`${gateways[sent % 2]}${TRIP}`, buildTrip({ imei }), auth)).status).toBe(200);
+  }
+  expectDeviceRefusal(await postJson(`${second.url}${TRIP}`, buildTrip({ imei }), auth));
+  expectDeviceRefusal(await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), auth));
+  expect(await storedFor([imei])).toBe(DEVICE_PER_MINUTE + DEVICE_BURST);
+});
+
+test('0 turns a limit off: a gateway with both limits at 0 stores every post of one device and one subject', async () => {
+  const unlimited = await anotherGateway({ RATE_LIMIT_DEVICE_PER_MINUTE: '0', RATE_LIMIT_SUBJECT_PER_SECOND: '0' });
+  const auth = await bearerFor();
+  const imei = uniqueImei();
+  const count = 4 * (DEVICE_PER_MINUTE + DEVICE_BURST);
+  const answers = await Promise.all(Array.from({ length: count }, () => postJson(`${unlimited.url}${TRIP}`, buildTrip({ imei }), auth)));
+  expect(answers.map((answer) => answer.status)).toEqual(Array(count).fill(200));
+  const batch = await postJson(
+    `${unlimited.url}${BATCH}`,
+    Array.from({ length: count }, () => buildTrip({ imei })),
+    auth,
+  );
+  expect(batch.status).toBe(200);
+  expect(await storedFor([imei])).toBe(2 * count);
+});

@@ -1,0 +1,96 @@
+// Slow clients cannot hold the gateway: a client sending its request head, or its body, one byte a second
+// is answered 408 and its connection closed once HTTP_HEADERS_TIMEOUT_MS, or HTTP_REQUEST_TIMEOUT_MS, has
+// passed; an idle keep-alive connection is announced for HTTP_KEEP_ALIVE_TIMEOUT_MS, longer than a load
+// balancer keeps its own.
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildTrip, closeDb, db, signToken, startStack, type Stack } from '../support/harness';
+import { closeKafka } from '../support/kafka';
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack('slow-clients', { env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' } });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+/** Most bytes a trickling client sends: far past the timeouts, so a gateway that never cuts it fails the test. */
+const MAX_TRICKLED_BYTES = 30;
+
+interface Trickled {
+  /** What the gateway answered, if anything. */
+  answer: string;
+  /** Whether the gateway closed the connection before the client ran out of bytes to send. */
+  closedByGateway: boolean;
+}
+
+/** Sends `head` at once, then `trickle` one byte a second until the gateway closes the connection. */
+function trickle(head: string, trickle: string): Promise<Trickled> {
+  return new Promise((resolve) => {
+    const socket = net.connect(stack.gateway.port, '127.0.0.1');
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      resolve({ answer, closedByGateway: true });
+    });
+    socket.once('connect', async () => {
+      socket.write(head, 'latin1');
+      for (const byte of trickle.slice(0, MAX_TRICKLED_BYTES)) {
+        await sleep(1000);
+        if (closed) return;
+        socket.write(byte, 'latin1');
+      }
+      await sleep(1000);
+      if (closed) return;
+      socket.destroy();
+      resolve({ answer, closedByGateway: false });
+    });
+  });
+}
+
+test('a request head sent one byte a second is answered 408 and its connection closed', async () => {
+  const result = await trickle(
+    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n',
+    'X-Slow: '.padEnd(MAX_TRICKLED_BYTES, 'a'),
+  );
+  expect(result.closedByGateway).toBe(true);
+  expect(result.answer.slice(0, result.answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
+}, 60_000);
+
+test('a body sent one byte a second is answered 408, its connection closed, and nothing stored', async () => {
+  const trip = buildTrip();
+  const body = JSON.stringify(trip);
+  const head =
+    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n' +
+    `Authorization: Bearer ${await signToken()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const result = await trickle(head, body);
+  expect(result.closedByGateway).toBe(true);
+  expect(result.answer.slice(0, result.answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
+  const stored = await db().query('SELECT 1 FROM trip_locations WHERE imei = $1', [trip.imei]);
+  expect(stored.rowCount).toBe(0);
+}, 60_000);
+
+test('a keep-alive connection is announced for 65 seconds, longer than the 60 s idle timeout of common load balancers', async () => {
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(stack.gateway.port, '127.0.0.1', () =>
+      socket.write('GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: keep-alive\r\n\r\n', 'latin1'),
+    );
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      if (text.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(text);
+      }
+    });
+    socket.on('error', reject);
+  });
+  expect(answer).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i);
+});
