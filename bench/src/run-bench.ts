@@ -332,7 +332,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
 
     process.stderr.write(`bench: generating ${options.volume.positions} positions of ${options.volume.devices} devices\n`);
-    const volume = await generateVolume(options.databaseUrl, options.volume);
+    const volume = await generateVolume(options.databaseUrl, options.volume, (message) => process.stderr.write(`  volume: ${message}\n`));
     process.stderr.write(
       `bench: ${volume.positions} positions generated in ${volume.generationSeconds.toFixed(1)} s ` +
         `(trip_locations ${volume.tripLocationsPartitioned ? 'partitioned by day' : 'one table'})\n`,

@@ -110,7 +110,12 @@ export async function ensureDailyPartitions(db: Queryable, fromMs: number, toMs:
  * Generates `size` positions spread over the 30 days ending at `end`, fills device_last_locations from
  * them, and analyses both tables so that the first reads are planned on the real sizes.
  */
-export async function generateVolume(databaseUrl: string, size: VolumeSize, end = new Date()): Promise<Volume> {
+export async function generateVolume(
+  databaseUrl: string,
+  size: VolumeSize,
+  progress: (message: string) => void = () => undefined,
+  end = new Date(),
+): Promise<Volume> {
   const started = Date.now();
   const devices = size.devices;
   const perDevice = Math.max(1, Math.round(size.positions / devices));
@@ -126,15 +131,18 @@ export async function generateVolume(databaseUrl: string, size: VolumeSize, end 
     if (partitioned) await ensureDailyPartitions(client, fromMs, toMs - 1);
 
     const devicesPerChunk = Math.max(1, Math.floor(ROWS_PER_CHUNK / perDevice));
+    const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
     for (let first = 1; first <= devices; first += devicesPerChunk) {
       const last = Math.min(devices, first + devicesPerChunk - 1);
       await client.query(INSERT_POSITIONS, [first, last, perDevice, fromMs, stepMs]);
       await client.query(FILL_LAST_LOCATIONS, [volumeImei(first), volumeImei(last), new Date(fromMs), new Date(toMs)]);
+      progress(`${last * perDevice} positions stored after ${seconds()} s`);
     }
     // VACUUM as well as ANALYZE: it sets the hint bits and the visibility map now, instead of the first
     // reads of the measured scenarios writing them; the checkpoint keeps the generation's dirty pages
     // from being flushed while they are measured.
     await client.query('VACUUM (ANALYZE) trip_locations, device_last_locations');
+    progress(`vacuumed and analysed after ${seconds()} s`);
     await client.query('CHECKPOINT').catch((error: { code?: string }) => {
       // A role without the right to checkpoint (a stack measured elsewhere) measures without one.
       if (error.code !== INSUFFICIENT_PRIVILEGE) throw error;
