@@ -1,8 +1,10 @@
 // The benchmark harness, run for a second per scenario so that it cannot rot. Nothing here asserts a
 // speed: it asserts that every scenario ran against the real stack, answered without errors, and
 // that the report and chart describe what was measured.
+import { Pool } from 'pg';
 import { markdownTable, svgChart } from './report';
 import { dropBenchDatabase, runBench, type BenchReport } from './run-bench';
+import { volumeImei } from './volume';
 
 jest.setTimeout(180_000);
 
@@ -12,7 +14,24 @@ const databaseUrl = (() => {
   return url.toString();
 })();
 
+/** An earlier run as the history records it, with only what the comparison reads. */
+const earlierRun = (startedAt: string, connections: number, partitioned: boolean | undefined, tripCreateRatio: number) =>
+  ({
+    startedAt,
+    settings: { connections, durationSeconds: 15, warmupSeconds: 3 },
+    ...(partitioned === undefined ? {} : { volume: { tripLocationsPartitioned: partitioned } }),
+    scenarios: [{ name: 'trip create, JSON', ratio: tripCreateRatio }],
+  }) as BenchReport;
+
+const history = [
+  earlierRun('2026-11-01T00:00:00.000Z', 4, undefined, 0.1),
+  earlierRun('2026-11-02T00:00:00.000Z', 4, false, 0.2),
+  earlierRun('2026-11-03T00:00:00.000Z', 64, false, 0.3),
+  earlierRun('2026-11-04T00:00:00.000Z', 4, true, 0.4),
+];
+
 let report: BenchReport;
+let db: Pool;
 
 beforeAll(async () => {
   report = await runBench({
@@ -21,9 +40,13 @@ beforeAll(async () => {
     warmupSeconds: 0,
     databaseUrl,
     kafkaBrokers: process.env.FLEET_TEST_KAFKA_BROKERS,
+    volume: { positions: 20_000, devices: 100 },
+    history,
   });
+  db = new Pool({ connectionString: databaseUrl, max: 1 });
 });
 afterAll(async () => {
+  await db?.end();
   await dropBenchDatabase(databaseUrl);
 });
 
@@ -36,6 +59,8 @@ test('every scenario runs against the started stack and is answered without erro
     'trip create, form',
     'trip batch, 100 positions',
     'vehicle group create, 10 ids',
+    'last-location read',
+    'history page, one device one day',
   ]);
   for (const scenario of report.scenarios) {
     expect(scenario.requestsPerSecond).toBeGreaterThan(0);
@@ -69,8 +94,69 @@ test('the peak memory of every service is read, and every target is reported', (
     'errors, all scenarios',
     'trip create p99 / hello-world p99',
     'trip batch positions/s / trip create req/s',
+    'last-location read / hello-world',
+    'history page p99 (ms)',
+    'trip create / hello-world, against the last run before partitioning',
     'gateway peak RSS (MiB)',
   ]);
+});
+
+test('the volume is generated in the database: every device with the same number of positions inside the 30 days, its newest as its last location', async () => {
+  const volume = report.volume!;
+  expect(volume).toMatchObject({ positions: 20_000, devices: 100, days: 30 });
+  expect(Date.parse(volume.to) - Date.parse(volume.from)).toBe(30 * 86_400_000);
+  expect(volume.generationSeconds).toBeGreaterThan(0);
+  const { rows: shape } = await db.query<{ relkind: string }>(`SELECT relkind FROM pg_class WHERE relname = 'trip_locations'`);
+  expect(volume.tripLocationsPartitioned).toBe(shape[0]!.relkind === 'p');
+
+  const { rows: perDevice } = await db.query<{ imei: string; positions: number; first: Date; last: Date; last_id: string }>(
+    `SELECT imei, count(*)::int AS positions, min(gps_time) AS first, max(gps_time) AS last,
+            (array_agg(id ORDER BY gps_time DESC))[1] AS last_id
+     FROM trip_locations WHERE imei LIKE '35%' GROUP BY imei ORDER BY imei`,
+  );
+  expect(perDevice.map((row) => row.imei)).toEqual(Array.from({ length: 100 }, (_, i) => volumeImei(i + 1)));
+  for (const row of perDevice) {
+    expect(row.positions).toBe(200);
+    expect(row.first.getTime()).toBeGreaterThanOrEqual(Date.parse(volume.from));
+    expect(row.last.getTime()).toBeLessThan(Date.parse(volume.to));
+  }
+  const { rows: lastLocations } = await db.query<{ imei: string; gps_time: Date; trip_location_id: string }>(
+    `SELECT imei, gps_time, trip_location_id FROM device_last_locations WHERE imei LIKE '35%' ORDER BY imei`,
+  );
+  expect(lastLocations).toEqual(perDevice.map((row) => ({ imei: row.imei, gps_time: row.last, trip_location_id: row.last_id })));
+  expect(markdownTable(report)).toContain(
+    `Volume: 20000 positions of 100 devices over 30 days, generated in the database in ${Number(volume.generationSeconds.toFixed(1))} s`,
+  );
+});
+
+test('the reads of the volume are reported against their targets: last locations as a ratio to hello-world, history pages by their p99', () => {
+  const target = (what: string) => report.targets.find((t) => t.what === what)!;
+  const lastLocation = report.scenarios.find((scenario) => scenario.name === 'last-location read')!;
+  const historyPage = report.scenarios.find((scenario) => scenario.name === 'history page, one device one day')!;
+  expect(target('last-location read / hello-world')).toEqual({
+    what: 'last-location read / hello-world',
+    value: lastLocation.ratio,
+    target: '>= 0.7',
+    met: lastLocation.ratio >= 0.7,
+  });
+  expect(target('history page p99 (ms)')).toEqual({
+    what: 'history page p99 (ms)',
+    value: historyPage.p99Ms,
+    target: '< 20',
+    met: historyPage.p99Ms < 20,
+  });
+  expect(markdownTable(report)).toContain(`| history page p99 (ms) | ${Number(historyPage.p99Ms.toFixed(3))} | < 20 |`);
+});
+
+test('trip creates are held against the last run before partitioning at the same connections, as ratios to hello-world', () => {
+  const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
+  expect(report.tripCreateBefore).toEqual({ startedAt: '2026-11-02T00:00:00.000Z', ratio: 0.2 });
+  const target = report.targets.find((t) => t.what === 'trip create / hello-world, against the last run before partitioning')!;
+  expect(target.value).toBeCloseTo(trip.ratio / 0.2, 10);
+  expect(target).toMatchObject({ target: '>= 1', met: trip.ratio >= 0.2 });
+  expect(markdownTable(report)).toContain(
+    'Trip creates compared with the run of 2026-11-02T00:00:00.000Z, the last before partitioning: ratio 0.2',
+  );
 });
 
 test('the batch scenario counts the positions it stored, and is compared with single posts relative to the hello-world runs around each', () => {

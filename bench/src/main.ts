@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared';
+import { appendHistory, HISTORY_FILE, readHistory } from './history';
 import { markdownTable, svgChart } from './report';
 import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
 
@@ -16,10 +17,14 @@ const benchEnv = z.object({
   BENCH_API_KEY: z.string().optional(),
   BENCH_JWT_SECRET: z.string().optional(),
   BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),
+  /** The positions generated in the database before the scenarios, spread evenly over the devices. */
+  BENCH_VOLUME_POSITIONS: positiveInt(10_000_000),
+  BENCH_VOLUME_DEVICES: positiveInt(10_000),
 });
 
 async function main(): Promise<void> {
   const env = loadConfig(benchEnv);
+  const historyFile = path.join(env.BENCH_RESULTS_DIR, HISTORY_FILE);
   const report = await runBench({
     connections: env.BENCH_CONNECTIONS,
     durationSeconds: env.BENCH_DURATION_SECONDS,
@@ -28,6 +33,8 @@ async function main(): Promise<void> {
     targetUrl: env.BENCH_TARGET_URL,
     apiKey: env.BENCH_API_KEY,
     jwtSecret: env.BENCH_JWT_SECRET,
+    volume: { positions: env.BENCH_VOLUME_POSITIONS, devices: env.BENCH_VOLUME_DEVICES },
+    history: readHistory(historyFile),
   });
   if (!env.BENCH_TARGET_URL) await dropBenchDatabase(env.BENCH_DATABASE_URL);
 
@@ -37,6 +44,7 @@ async function main(): Promise<void> {
   writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.svg'), `${svgChart(report)}\n`);
   writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'latest.md'), `${markdownTable(report)}\n`);
+  appendHistory(historyFile, report);
   process.stdout.write(`\n${markdownTable(report)}\n\nsaved in ${path.relative(process.cwd(), env.BENCH_RESULTS_DIR)}/\n`);
 }
 

@@ -16,11 +16,23 @@ export function markdownTable(report: BenchReport): string {
   const positions = report.scenarios
     .filter((s) => s.positionsPerSecond !== undefined)
     .map((s) => `Positions stored per second, ${s.name}: ${Math.round(s.positionsPerSecond!)}`);
+  const volume = report.volume
+    ? [
+        '',
+        `Volume: ${report.volume.positions} positions of ${report.volume.devices} devices over ${report.volume.days} days, ` +
+          `generated in the database in ${round(report.volume.generationSeconds, 1)} s; ` +
+          `trip_locations ${report.volume.tripLocationsPartitioned ? 'partitioned by day' : 'one table'}`,
+      ]
+    : [];
+  const before = report.tripCreateBefore
+    ? `Trip creates compared with the run of ${report.tripCreateBefore.startedAt}, the last before partitioning: ratio ${round(report.tripCreateBefore.ratio, 3)} to hello-world`
+    : 'No earlier run before partitioning at these connections to compare trip creates with';
   const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
     `Broker: ${report.broker}`,
+    ...volume,
     '',
     '| scenario | req/s | hello-world around it, req/s | ratio to it | p50 ms | p99 ms | errors |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -34,6 +46,8 @@ export function markdownTable(report: BenchReport): string {
     '| target | value | goal | |',
     '|---|---:|---|---|',
     ...targets,
+    '',
+    before,
   ].join('\n');
 }
 

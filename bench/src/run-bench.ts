@@ -14,6 +14,16 @@ import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
+import { lastRunBeforePartitioning } from './history';
+import {
+  DAY_MS,
+  ensureDailyPartitions,
+  generateVolume,
+  isTripLocationsPartitioned,
+  volumeImei,
+  type Volume,
+  type VolumeSize,
+} from './volume';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 /** The baselines run compiled, as the services do, whether this module runs compiled or under jest. */
@@ -30,6 +40,10 @@ export interface BenchOptions {
   jwtSecret?: string;
   /** Brokers for the started stack; unset, it runs on the local Apache Kafka that `npm start` starts. */
   kafkaBrokers?: string;
+  /** The positions generated in the database before the scenarios run. */
+  volume: VolumeSize;
+  /** Earlier runs, oldest first (bench/results/history.jsonl), to hold this run's trip creates against. */
+  history?: BenchReport[];
 }
 
 export interface ScenarioResult {
@@ -58,6 +72,10 @@ export interface BenchReport {
   broker: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   settings: { connections: number; durationSeconds: number; warmupSeconds: number };
+  /** What the scenarios ran on; absent from runs recorded before the volume was generated. */
+  volume?: Volume;
+  /** The earlier run this run's trip creates were compared with, and its trip create ratio to hello-world. */
+  tripCreateBefore?: { startedAt: string; ratio: number };
   scenarios: ScenarioResult[];
   /** Requests per second of each hello-world run, in order: one before the first scenario and one after each. */
   helloWorldRuns: number[];
@@ -72,7 +90,8 @@ interface Running {
 
 interface LoadRequest {
   method: 'GET' | 'POST';
-  path: string;
+  /** A function when each request asks for something else (another device, another day). */
+  path: string | (() => string);
   headers?: Record<string, string>;
   body?: () => string;
   /** Positions each request carries, for a batch. */
@@ -146,6 +165,7 @@ function peakRssMiB(pid: number): number | null {
 
 async function load(url: string, request: LoadRequest, connections: number, seconds: number) {
   let refused = 0;
+  const { path: requestPath, body: makeBody } = request;
   const result = await autocannon({
     url,
     connections,
@@ -153,9 +173,17 @@ async function load(url: string, request: LoadRequest, connections: number, seco
     requests: [
       {
         method: request.method,
-        path: request.path,
+        path: typeof requestPath === 'string' ? requestPath : requestPath(),
         headers: request.headers,
-        ...(request.body ? { setupRequest: (req: object) => ({ ...req, body: request.body!() }) } : {}),
+        ...(makeBody || typeof requestPath !== 'string'
+          ? {
+              setupRequest: (req: object) => ({
+                ...req,
+                ...(typeof requestPath === 'string' ? {} : { path: requestPath() }),
+                ...(makeBody ? { body: makeBody() } : {}),
+              }),
+            }
+          : {}),
         ...(request.refused
           ? {
               onResponse: (status: number, body: string) => {
@@ -188,13 +216,16 @@ async function measure(name: string, url: string, request: LoadRequest, options:
   };
 }
 
+/** The gpsTime of the posted positions counts seconds from here, one per request. */
+const POSTED_FROM = Date.UTC(2026, 0, 1);
+
 let sequence = 0;
 /** A position no other request of the run has: a fresh IMEI per request. */
 function uniqueTrip() {
   sequence += 1;
   return {
     imei: `b${process.pid}${sequence}`,
-    gpsTime: new Date(Date.UTC(2026, 0, 1) + sequence * 1000).toISOString(),
+    gpsTime: new Date(POSTED_FROM + sequence * 1000).toISOString(),
     latitude: -6.2 + (sequence % 100) / 1000,
     longitude: 106.8,
     speed: sequence % 120,
@@ -207,7 +238,7 @@ function uniqueTrip() {
 function bufferedTrack(count: number) {
   sequence += 1;
   const imei = `bb${process.pid}${sequence}`;
-  const start = Date.UTC(2026, 0, 1) + sequence * count * 1000;
+  const start = POSTED_FROM + sequence * count * 1000;
   return Array.from({ length: count }, (_, i) => ({
     imei,
     gpsTime: new Date(start + i * 1000).toISOString(),
@@ -220,6 +251,22 @@ function bufferedTrack(count: number) {
 }
 
 const BATCH_POSITIONS = 100;
+
+const DEVICES_PATH = '/fleet/api/v1/devices';
+const HISTORY_PAGE_LIMIT = 100;
+
+const anyDevice = (volume: Volume) => volumeImei(1 + Math.floor(Math.random() * volume.devices));
+
+/** One device's positions over one day, that day anywhere inside the generated window. */
+function historyPagePath(volume: Volume): string {
+  const from = Date.parse(volume.from) + Math.floor(Math.random() * (Date.parse(volume.to) - Date.parse(volume.from) - DAY_MS));
+  const query = new URLSearchParams({
+    from: new Date(from).toISOString(),
+    to: new Date(from + DAY_MS).toISOString(),
+    limit: String(HISTORY_PAGE_LIMIT),
+  });
+  return `${DEVICES_PATH}/${anyDevice(volume)}/trip-locations?${query.toString()}`;
+}
 
 function formOf(trip: Record<string, unknown>): string {
   return new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
@@ -284,12 +331,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await waitReady(gatewayUrl, launcher);
     }
 
+    process.stderr.write(`bench: generating ${options.volume.positions} positions of ${options.volume.devices} devices\n`);
+    const volume = await generateVolume(options.databaseUrl, options.volume, (message) => process.stderr.write(`  volume: ${message}\n`));
+    process.stderr.write(
+      `bench: ${volume.positions} positions generated in ${volume.generationSeconds.toFixed(1)} s ` +
+        `(trip_locations ${volume.tripLocationsPartitioned ? 'partitioned by day' : 'one table'})\n`,
+    );
+
     const hello = await startBaseline('hello-world.js');
     stopList.push(hello.process);
     const naive = await startBaseline('naive-insert.js', { DATABASE_URL: options.databaseUrl });
     stopList.push(naive.process);
 
     const pool = new Pool({ connectionString: options.databaseUrl, max: 1 });
+    // The naive design manages no partitions: the days its posts fall on are created ahead, as an
+    // operator of such a design would. A run posts far fewer than ten days of seconds.
+    if (await isTripLocationsPartitioned(pool)) await ensureDailyPartitions(pool, POSTED_FROM, POSTED_FROM + 10 * DAY_MS);
     const categoryId = randomUUID();
     await pool.query('INSERT INTO product_categories (id, name, min_temperature, max_temperature) VALUES ($1, $2, $3, $4)', [
       categoryId,
@@ -363,6 +420,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           body: () => JSON.stringify({ vehicleGroupName: `Bench ${sequence++}`, vehicleIds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }),
         },
       },
+      {
+        name: 'last-location read',
+        url: gatewayUrl,
+        request: { method: 'GET', path: () => `${DEVICES_PATH}/${anyDevice(volume)}/last-location`, headers: bearer },
+      },
+      {
+        name: 'history page, one device one day',
+        url: gatewayUrl,
+        request: { method: 'GET', path: () => historyPagePath(volume), headers: bearer },
+      },
     ];
 
     // The hello-world server stays warm between its runs; only its first run needs the warm-up.
@@ -412,6 +479,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // Positions per second against single posts per second, each taken relative to its own hello-world
     // runs, so that a drift of the host between the two scenarios cancels out.
     const batchGain = ratioTo(ratioTo(batch.positionsPerSecond ?? 0, batch.baseline.requestsPerSecond), trip.ratio);
+    const lastLocation = byName('last-location read');
+    const historyPage = byName('history page');
+    const tripCreateBefore = (() => {
+      const run = lastRunBeforePartitioning(options.history ?? [], options.connections);
+      const ratio = run?.scenarios.find((scenario) => scenario.name === trip.name)?.ratio;
+      return run && ratio ? { startedAt: run.startedAt, ratio } : undefined;
+    })();
     const targets: Target[] = [
       {
         what: 'category read / hello-world',
@@ -440,6 +514,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         met: trip.p99Ms <= 4 * Math.max(trip.baseline.p99Ms, 1),
       },
       { what: 'trip batch positions/s / trip create req/s', value: batchGain, target: '>= 8x', met: batchGain >= 8 },
+      { what: 'last-location read / hello-world', value: lastLocation.ratio, target: '>= 0.7', met: lastLocation.ratio >= 0.7 },
+      { what: 'history page p99 (ms)', value: historyPage.p99Ms, target: '< 20', met: historyPage.p99Ms < 20 },
+      // Ratios to hello-world, not req/s: the two runs may be on hosts of different speeds.
+      ...(tripCreateBefore
+        ? [
+            {
+              what: 'trip create / hello-world, against the last run before partitioning',
+              value: trip.ratio / tripCreateBefore.ratio,
+              target: '>= 1',
+              met: trip.ratio >= tripCreateBefore.ratio,
+            },
+          ]
+        : []),
       ...(gatewayRss === null ? [] : [{ what: 'gateway peak RSS (MiB)', value: gatewayRss, target: '<= 200', met: gatewayRss <= 200 }]),
     ];
 
@@ -454,6 +541,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         platform: `${os.type()} ${os.release()}`,
       },
       settings: { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds },
+      volume,
+      ...(tripCreateBefore ? { tripCreateBefore } : {}),
       scenarios,
       helloWorldRuns: helloRuns.map((run) => run.requestsPerSecond),
       peakRssMiB: peakRss,
