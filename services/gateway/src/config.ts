@@ -2,11 +2,22 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import bytes from 'bytes';
+import ms from 'ms';
 import { z } from 'zod';
 import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, optionalString, positiveInt, redisUrl } from '@fleet/shared';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');
+
+/** A duration in ms's notation (24h, 90m, 2d) or plain milliseconds; undefined for anything else or a negative one. */
+function durationMs(value: string): number | undefined {
+  try {
+    const parsed = ms(value as ms.StringValue) as number | undefined;
+    return parsed !== undefined && Number.isFinite(parsed) && parsed >= 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 const gatewayEnv = z
   .object({
@@ -47,6 +58,24 @@ const gatewayEnv = z
     // byte costs about three in memory (the bytes, their text, the parsed value): at 32 MiB the gateway
     // stays under 200 MiB resident however many large bodies arrive together.
     MAX_BUFFERED_BODY_BYTES: positiveInt(32 * 1024 * 1024),
+    /**
+     * How far ahead of the server's clock a gpsTime may be before it is refused with 400: a duration such
+     * as 24h, 90m or 2d, or a number of milliseconds. Becomes milliseconds.
+     */
+    MAX_FUTURE_SKEW: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .default('24h')
+        .transform((value, ctx) => {
+          const parsed = durationMs(value);
+          if (parsed === undefined) {
+            ctx.addIssue({ code: 'custom', message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds' });
+            return z.NEVER;
+          }
+          return parsed;
+        }),
+    ),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),
   })

@@ -27,6 +27,7 @@ import type { GatewayConfig } from './config';
 import { createApp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
 import { createGatewayMetrics } from './metrics';
+import { tripRequestSchema } from './trip-locations/trip-request';
 
 export { gatewayConfig, type GatewayConfig } from './config';
 export { importCategories, type ImportResult } from './categories/import-categories';
@@ -159,6 +160,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tokens,
       bodyLimit: config.BODY_LIMIT,
       bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
+      tripRequest: tripRequestSchema(config.MAX_FUTURE_SKEW),
     },
     categories: {
       apiKeys,

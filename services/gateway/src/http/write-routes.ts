@@ -8,6 +8,7 @@ import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } fr
 import type { TokenVerifier } from '../auth/token-verifier';
 import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
+import type { TripRequestSchema } from '../trip-locations/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
 import { sendError } from './error-handler';
 import { requestIdOf } from './request-id';
@@ -22,6 +23,8 @@ export interface WriteRoutesDeps {
   tokens: TokenVerifier;
   bodyLimit: string;
   bodyBudget: BodyBudget;
+  /** The trip-location request schema, with the gateway's MAX_FUTURE_SKEW. */
+  tripRequest: TripRequestSchema;
 }
 
 /**
@@ -97,7 +100,11 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
 
   router.post(TRIP_LOCATION_PATH, async (req, res) => {
     await acceptBody(deps, parsers, req, res);
-    const result = await createTripLocation(req.body, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations });
+    const result = await createTripLocation(req.body, requestIdOf(res), {
+      bus: deps.bus,
+      topic: deps.topics.tripLocations,
+      tripRequest: deps.tripRequest,
+    });
     sendJson(res, 200, result);
   });
 
