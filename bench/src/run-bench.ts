@@ -189,12 +189,18 @@ async function measure(name: string, url: string, request: LoadRequest, options:
 }
 
 let sequence = 0;
+/**
+ * Positions are of the present, as live devices report them: their days' partitions exist (the writer
+ * creates today's and the week ahead's), the naive baseline inserts into them too, and none is beyond
+ * the gateway's MAX_FUTURE_SKEW. Each request has an IMEI of its own, so equal times never collide.
+ */
+const benchStart = Date.now();
 /** A position no other request of the run has: a fresh IMEI per request. */
 function uniqueTrip() {
   sequence += 1;
   return {
     imei: `b${process.pid}${sequence}`,
-    gpsTime: new Date(Date.UTC(2026, 0, 1) + sequence * 1000).toISOString(),
+    gpsTime: new Date(benchStart + sequence).toISOString(),
     latitude: -6.2 + (sequence % 100) / 1000,
     longitude: 106.8,
     speed: sequence % 120,
@@ -207,10 +213,9 @@ function uniqueTrip() {
 function bufferedTrack(count: number) {
   sequence += 1;
   const imei = `bb${process.pid}${sequence}`;
-  const start = Date.UTC(2026, 0, 1) + sequence * count * 1000;
   return Array.from({ length: count }, (_, i) => ({
     imei,
-    gpsTime: new Date(start + i * 1000).toISOString(),
+    gpsTime: new Date(benchStart + i * 1000).toISOString(),
     latitude: -6.2 + i / 1000,
     longitude: 106.8,
     speed: i % 120,
