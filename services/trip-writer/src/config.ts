@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { loadConfig, writerEnv } from '@fleet/shared';
 
 const tripWriterEnv = writerEnv.extend({
-  /** Days after today whose partitions exist before their first position arrives. */
-  TRIP_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(1).max(366).default(7),
+  /** Days after today whose partitions exist before their first position arrives; a week at least. */
+  TRIP_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(7).max(366).default(7),
   /**
    * Days of positions kept, counted back from now by gps_time; a day's partition is dropped once its
    * whole day is older. Unset (or empty): everything is kept.

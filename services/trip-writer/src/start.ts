@@ -9,7 +9,6 @@ import { startPartitionMaintenance } from './partition-maintenance';
 import { createPartitionMetrics, type PartitionMetrics } from './partition-metrics';
 
 export { writerConfig, tripWriterEnvNames, type TripWriterConfig } from './config';
-export { maintainPartitions, type MaintenanceRun } from './partition-maintenance';
 
 export function start(config: TripWriterConfig, logger: Logger = createLogger('trip-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
   let partitions: { guard: PartitionGuard; metrics: PartitionMetrics } | undefined;
