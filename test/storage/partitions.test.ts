@@ -120,6 +120,20 @@ describe('on the partitioned table, through the running stack', () => {
     expect((await scrape(metrics)).value('fleet_trip_partitions_created_total', { reason: 'on-demand' })).toBe(before + 1);
   });
 
+  test('when a partition the writer created is dropped behind its back (another writer’s retention), the next position of that day is still stored', async () => {
+    const gpsTime = Date.UTC(1991, 0, 1) + Math.floor(Math.random() * 365) * DAY_MS + 6 * HOUR_MS;
+    const name = partitionOf(gpsTime);
+    const first = await postJson(`${stack.url}${SINGLE_PATH}`, buildTrip({ gpsTime: new Date(gpsTime).toISOString() }), auth);
+    expect(first.status).toBe(200);
+    await db().query(`DROP TABLE ${name}`);
+
+    const trip = buildTrip({ gpsTime: new Date(gpsTime + 1000).toISOString() });
+    const res = await postJson(`${stack.url}${SINGLE_PATH}`, trip, auth);
+
+    expect(res.status).toBe(200);
+    expect(await storedIn(String(trip.imei))).toEqual([{ id: res.body.data.id, partition: name, gps_time: new Date(gpsTime + 1000) }]);
+  });
+
   test('a position further ahead than MAX_FUTURE_SKEW is refused with 400 naming gpsTime, and nothing is stored', async () => {
     const trip = buildTrip({ gpsTime: new Date(Date.now() + 25 * HOUR_MS).toISOString() });
     const res = await postJson(`${stack.url}${SINGLE_PATH}`, trip, auth);
