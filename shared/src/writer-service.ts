@@ -1,7 +1,9 @@
 // The process mechanism the trip-writer and the group-writer share: their configuration, a PostgreSQL
 // pool, a command consumer in a consumer group, and its metrics on a port of its own. What a writer does
-// with its commands (decode, store, answer) is its own: each service supplies its topic and handler.
+// with its commands (decode, store, answer) is its own: each service supplies its topic and handler, and
+// any upkeep of its own tables that runs beside the consumer.
 import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
@@ -14,7 +16,8 @@ import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
 import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
 
-const writerEnv = z.object({
+/** A writer's variables; a writer with settings of its own extends it (services/trip-writer/src/config.ts). */
+export const writerEnv = z.object({
   ...commonEnv,
   /** Partitions this instance writes at once; each takes a database connection. */
   WRITER_CONCURRENCY: positiveInt(4),
@@ -37,12 +40,27 @@ export function writerConfig(env: NodeJS.ProcessEnv = process.env): WriterConfig
   return loadConfig(writerEnv, env);
 }
 
+/** What a writer's own parts are given: the pool, the registry its /metrics serves, its logger. */
+export interface WriterContext {
+  pool: Pool;
+  registry: Registry;
+  logger: Logger;
+}
+
+/** Work a writer does beside its commands, e.g. creating tomorrow's partitions. */
+export interface WriterUpkeep {
+  /** Stops it, waiting for a run in progress. */
+  stop(): Promise<void>;
+}
+
 export interface WriterDefinition<S extends z.ZodTypeAny> {
   /** Service name, also the default consumer group. */
   name: string;
   topic: (topics: Topics) => string;
   /** The writer's handler of a batch of commands, storing through the pool. */
-  consume: (pool: Pool) => CommandHandler<S>;
+  consume: (pool: Pool, context: WriterContext) => CommandHandler<S>;
+  /** Started once the database answers and before the first command is consumed; stopped after the last. */
+  upkeep?: (context: WriterContext) => Promise<WriterUpkeep>;
 }
 
 export interface RunningWriter {
@@ -80,6 +98,15 @@ export async function startWriter<S extends z.ZodTypeAny>(
     throw new Error(`cannot serve metrics on METRICS_PORT=${config.METRICS_PORT}: ${(error as Error).message}`, { cause: error });
   }
 
+  const context: WriterContext = { pool, registry, logger };
+  let upkeep: WriterUpkeep | undefined;
+  try {
+    upkeep = await definition.upkeep?.(context);
+  } catch (error) {
+    await Promise.allSettled([pool.end(), metricsServer.close()]);
+    throw error;
+  }
+
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
   const topic = definition.topic(topics);
   const kafka = createKafka({
@@ -101,7 +128,7 @@ export async function startWriter<S extends z.ZodTypeAny>(
       topics,
       topic,
       groupId,
-      handler: definition.consume(pool),
+      handler: definition.consume(pool, context),
       logger,
       concurrency: config.WRITER_CONCURRENCY,
       settings: {
@@ -113,6 +140,7 @@ export async function startWriter<S extends z.ZodTypeAny>(
       metrics: createWriterMetrics(registry),
     });
   } catch (error) {
+    await upkeep?.stop();
     await Promise.allSettled([pool.end(), metricsServer.close(), lagAdmin.disconnect()]);
     const cause = (error as Error).message;
     throw new Error(missing.length > 0 ? cause : `Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${cause}`, { cause: error });
@@ -125,6 +153,7 @@ export async function startWriter<S extends z.ZodTypeAny>(
     metricsPort: metricsServer.port,
     async stop() {
       await consumer.stop();
+      await upkeep?.stop();
       await Promise.allSettled([pool.end(), lagAdmin.disconnect()]);
       // Last, so the counters of the final batch can still be scraped while the consumer drains.
       await metricsServer.close();

@@ -4,6 +4,7 @@ import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/confi
 import { createTopicsEnvNames } from '../../shared/src/cli/create-topics-config';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
 import { writerEnvNames } from '../../shared/src/writer-service';
+import { tripWriterEnvNames } from '../../services/trip-writer/src/config';
 
 export interface ProcessEnv {
   /** Service name in docker-compose.yml. */
@@ -41,7 +42,7 @@ export const processes: ProcessEnv[] = [
   {
     compose: 'trip-writer',
     kubernetes: { kind: 'Deployment', name: 'trip-writer' },
-    reads: [...writerEnvNames, ...nodeRuntime],
+    reads: [...tripWriterEnvNames, ...nodeRuntime],
     mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {

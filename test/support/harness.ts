@@ -140,7 +140,8 @@ export function uniqueImei(): string {
 export function buildTrip(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     imei: uniqueImei(),
-    gpsTime: new Date(Date.UTC(2026, 10, 22, 8, 30, 0) + Math.floor(Math.random() * 1e9)).toISOString(),
+    // Within the last 11 days: never ahead of the clock (MAX_FUTURE_SKEW), and spread over several partitions.
+    gpsTime: new Date(Date.now() - Math.floor(Math.random() * 1e9)).toISOString(),
     latitude: -6.2088,
     longitude: 106.8456,
     speed: 42.5,

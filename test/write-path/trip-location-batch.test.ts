@@ -44,7 +44,7 @@ async function storedRows(imeis: unknown[]) {
 
 /** One device's positions a second apart, in order. */
 function track(count: number, imei = uniqueImei()): Array<Record<string, unknown>> {
-  const start = Date.UTC(2026, 10, 22, 6, 0, 0) + Math.floor(Math.random() * 1e6) * 1000;
+  const start = Date.now() - 86_400_000 - Math.floor(Math.random() * 1e6) * 1000;
   return Array.from({ length: count }, (_, i) =>
     buildTrip({ imei, gpsTime: new Date(start + i * 1000).toISOString(), latitude: -6 - i / 10_000, speed: i % 90 }),
   );

@@ -2,11 +2,22 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import bytes from 'bytes';
+import ms from 'ms';
 import { z } from 'zod';
 import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, nonNegativeInt, optionalString, positiveInt, redisUrl } from '@fleet/shared';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');
+
+/** A duration in ms's notation (24h, 90m, 2d) or plain milliseconds; undefined for anything else or a negative one. */
+function durationMs(value: string): number | undefined {
+  try {
+    const parsed = ms(value as ms.StringValue) as number | undefined;
+    return parsed !== undefined && Number.isFinite(parsed) && parsed >= 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 const gatewayEnv = z
   .object({
@@ -69,6 +80,24 @@ const gatewayEnv = z
     HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
+    /**
+     * How far ahead of the server's clock a gpsTime may be before it is refused with 400: a duration such
+     * as 24h, 90m or 2d, or a number of milliseconds. Becomes milliseconds.
+     */
+    MAX_FUTURE_SKEW: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .default('24h')
+        .transform((value, ctx) => {
+          const parsed = durationMs(value);
+          if (parsed === undefined) {
+            ctx.addIssue({ code: 'custom', message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds' });
+            return z.NEVER;
+          }
+          return parsed;
+        }),
+    ),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),
   })

@@ -29,6 +29,7 @@ import { createBodyBudget } from './http/body-budget';
 import { createPositionReader } from './positions/read-positions';
 import { createWriteLimits } from './rate-limits/write-limits';
 import { createGatewayMetrics } from './metrics';
+import { tripRequestSchema } from './trip-locations/trip-request';
 
 export { gatewayConfig, type GatewayConfig } from './config';
 export { importCategories, type ImportResult } from './categories/import-categories';
@@ -182,6 +183,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         logger,
         onFallback: metrics.countRateLimitFallback,
       }),
+      tripRequest: tripRequestSchema(config.MAX_FUTURE_SKEW),
     },
     categories: {
       apiKeys,

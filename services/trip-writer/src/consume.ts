@@ -1,8 +1,10 @@
 // The trip-writer's Kafka batch handler: trip-location commands, decoded with their wire schema, stored
-// by trip-store, and answered with the row's id and the sentence the client reads in `information`.
+// by trip-store in the partitions the guard has made sure of, and answered with the row's id and the
+// sentence the client reads in `information`.
 import type { Pool } from 'pg';
 import { tripLocationCommandSchema, type CommandHandler, type TripLocationCommand } from '@fleet/shared';
-import { storeTripLocations } from './trip-store';
+import type { PartitionGuard } from './partition-guard';
+import { storeTripLocations, type TripLocationRow } from './trip-store';
 
 export function tripInformation(trip: TripLocationCommand, duplicate: boolean): string {
   return duplicate
@@ -10,11 +12,34 @@ export function tripInformation(trip: TripLocationCommand, duplicate: boolean): 
     : `Trip location of device ${trip.imei} at ${trip.gpsTime} has been recorded`;
 }
 
-export function consumeTripLocations(pool: Pool): CommandHandler<typeof tripLocationCommandSchema> {
+/**
+ * PostgreSQL's "no partition of relation found for row": a check violation that, unlike a CHECK
+ * constraint's, names no constraint.
+ */
+function isMissingPartition(error: unknown): boolean {
+  const { code, constraint } = error as { code?: string; constraint?: string };
+  return code === '23514' && constraint === undefined;
+}
+
+async function storeInPartitions(pool: Pool, guard: PartitionGuard, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
+  const gpsTimes = trips.map((trip) => trip.gpsTime);
+  await guard.ensureFor(gpsTimes);
+  try {
+    return await storeTripLocations(pool, trips);
+  } catch (error) {
+    if (!isMissingPartition(error)) throw error;
+    // A partition this writer remembered was dropped since, by another writer's retention: look again.
+    guard.forgetAll();
+    await guard.ensureFor(gpsTimes);
+    return storeTripLocations(pool, trips);
+  }
+}
+
+export function consumeTripLocations(pool: Pool, guard: PartitionGuard): CommandHandler<typeof tripLocationCommandSchema> {
   return {
     schema: tripLocationCommandSchema,
     async store(trips) {
-      const rows = await storeTripLocations(pool, trips);
+      const rows = await storeInPartitions(pool, guard, trips);
       return rows.map((row, index) => ({ ...row, information: tripInformation(trips[index]!, row.duplicate) }));
     },
   };

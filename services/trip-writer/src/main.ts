@@ -1,5 +1,6 @@
 // Process entry point of the trip-writer.
-import { runService, writerConfig } from '@fleet/shared';
+import { runService } from '@fleet/shared';
+import { writerConfig } from './config';
 import { start } from './start';
 
 runService('trip-writer', () => {

@@ -1,9 +1,41 @@
-// The trip-writer: consumes trip-location commands (consume.ts) and stores them in batches (trip-store.ts).
-import { createLogger, startWriter, type Logger, type RunningWriter, type WriterConfig } from '@fleet/shared';
+// The trip-writer: consumes trip-location commands (consume.ts) and stores them in batches (trip-store.ts)
+// in daily partitions, created on demand (partition-guard.ts) and ahead, and dropped past the retention,
+// by its maintenance (partition-maintenance.ts).
+import { createLogger, startWriter, type Logger, type RunningWriter, type WriterContext } from '@fleet/shared';
+import type { TripWriterConfig } from './config';
 import { consumeTripLocations } from './consume';
+import { createPartitionGuard, type PartitionGuard } from './partition-guard';
+import { startPartitionMaintenance } from './partition-maintenance';
+import { createPartitionMetrics, type PartitionMetrics } from './partition-metrics';
 
-export { writerConfig } from '@fleet/shared';
+export { writerConfig, tripWriterEnvNames, type TripWriterConfig } from './config';
 
-export function start(config: WriterConfig, logger: Logger = createLogger('trip-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
-  return startWriter({ name: 'trip-writer', topic: (topics) => topics.tripLocations, consume: consumeTripLocations }, config, logger);
+export function start(config: TripWriterConfig, logger: Logger = createLogger('trip-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
+  let partitions: { guard: PartitionGuard; metrics: PartitionMetrics } | undefined;
+  // One guard and one set of counters per writer, shared by its upkeep and its handler, whichever asks first.
+  const partitionsOf = (context: WriterContext) => {
+    if (!partitions) {
+      const metrics = createPartitionMetrics(context.registry, context.logger);
+      partitions = { metrics, guard: createPartitionGuard(context.pool, metrics) };
+    }
+    return partitions;
+  };
+  return startWriter(
+    {
+      name: 'trip-writer',
+      topic: (topics) => topics.tripLocations,
+      upkeep: (context) =>
+        startPartitionMaintenance(
+          {
+            aheadDays: config.TRIP_PARTITIONS_AHEAD_DAYS,
+            retentionDays: config.TRIP_RETENTION_DAYS,
+            intervalMs: config.TRIP_PARTITION_MAINTENANCE_INTERVAL_MS,
+          },
+          { pool: context.pool, logger: context.logger, ...partitionsOf(context) },
+        ),
+      consume: (pool, context) => consumeTripLocations(pool, partitionsOf(context).guard),
+    },
+    config,
+    logger,
+  );
 }

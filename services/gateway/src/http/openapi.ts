@@ -75,7 +75,11 @@ const gpsTime = z
     }),
     z.number().min(0).openapi({ description: 'epoch seconds (below 1e11) or milliseconds' }),
   ])
-  .openapi({ description: 'When the device took the position; ambiguous local times without an offset are refused' });
+  .openapi({
+    description:
+      'When the device took the position; ambiguous local times without an offset are refused, and so is a time more than ' +
+      "MAX_FUTURE_SKEW (24 hours unless configured) ahead of the server's clock",
+  });
 
 const tripLocationWire = tripLocationRequestSchema
   .extend({

@@ -37,7 +37,12 @@ export function addTripBatchRoute(router: Express, deps: WriteRoutesDeps): void 
   router.post(TRIP_LOCATION_BATCH_PATH, async (req, res) => {
     const { type, admit } = await acceptBody(deps, parsers, req, res);
     const positions: unknown = type === NDJSON_TYPE ? parseNdjson(req.body as string) : req.body;
-    const result = await recordTripBatch(positions, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations, admit });
+    const result = await recordTripBatch(positions, requestIdOf(res), {
+      bus: deps.bus,
+      topic: deps.topics.tripLocations,
+      admit,
+      tripRequest: deps.tripRequest,
+    });
     sendJson(res, 200, result);
   });
   router.route(TRIP_LOCATION_BATCH_PATH).all(onlyPost);

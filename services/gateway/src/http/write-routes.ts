@@ -11,6 +11,7 @@ import type { TokenVerifier } from '../auth/token-verifier';
 import type { WriteLimits } from '../rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
+import type { TripRequestSchema } from '../trip-locations/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
 import { sendError } from './error-handler';
 import { requestIdOf } from './request-id';
@@ -26,6 +27,8 @@ export interface WriteRoutesDeps {
   bodyLimit: string;
   bodyBudget: BodyBudget;
   limits: WriteLimits;
+  /** The trip-location request schema, with the gateway's MAX_FUTURE_SKEW. */
+  tripRequest: TripRequestSchema;
 }
 
 /**
@@ -121,7 +124,12 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
 
   router.post(TRIP_LOCATION_PATH, async (req, res) => {
     const { admit } = await acceptBody(deps, parsers, req, res);
-    const result = await createTripLocation(req.body, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations, admit });
+    const result = await createTripLocation(req.body, requestIdOf(res), {
+      bus: deps.bus,
+      topic: deps.topics.tripLocations,
+      admit,
+      tripRequest: deps.tripRequest,
+    });
     sendJson(res, 200, result);
   });
 

@@ -1,7 +1,8 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
 // row is committed. Keyed by IMEI so each device's positions stay in order on one partition.
-import { AppError, tripLocationRequestSchema, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
 import { validationError } from '../validation-error';
+import type { TripRequestSchema } from './trip-request';
 
 export interface CreationResult {
   message: string;
@@ -18,13 +19,18 @@ export interface WriteDeps {
   admit(positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
 }
 
+export interface TripWriteDeps extends WriteDeps {
+  /** The request schema with the gateway's MAX_FUTURE_SKEW (trip-request.ts). */
+  tripRequest: TripRequestSchema;
+}
+
 export function toCreationResult(reply: CommandReply, message: string): CreationResult {
   if (!reply.ok) throw AppError.fromCode(reply.code, reply.detail);
   return { message, data: { id: reply.id, information: reply.information } };
 }
 
-export async function createTripLocation(body: unknown, requestId: string, deps: WriteDeps): Promise<CreationResult> {
-  const parsed = tripLocationRequestSchema.safeParse(body);
+export async function createTripLocation(body: unknown, requestId: string, deps: TripWriteDeps): Promise<CreationResult> {
+  const parsed = deps.tripRequest.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
   await deps.admit(new Map([[parsed.data.imei, 1]]));
   const command: TripLocationCommand = { ...parsed.data, receivedAt: new Date().toISOString() };

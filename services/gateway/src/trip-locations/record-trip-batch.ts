@@ -3,9 +3,9 @@
 // idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
 // gathers the commands into few produces, which is where a batch saves its cost.
 import { z } from 'zod';
-import { AppError, tripLocationRequestSchema, type CommandReply, type CommandRequest, type TripLocationCommand } from '@fleet/shared';
+import { AppError, type CommandReply, type CommandRequest, type TripLocationCommand } from '@fleet/shared';
 import { validationError } from '../validation-error';
-import type { WriteDeps } from './create-trip-location';
+import type { TripWriteDeps } from './create-trip-location';
 
 export const MAX_BATCH_POSITIONS = 1000;
 
@@ -32,7 +32,7 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
   return { index, error: error.toJSON() };
 }
 
-export async function recordTripBatch(body: unknown, requestId: string, deps: WriteDeps): Promise<BatchResult> {
+export async function recordTripBatch(body: unknown, requestId: string, deps: TripWriteDeps): Promise<BatchResult> {
   const batch = batchSchema.safeParse(body);
   if (!batch.success) throw validationError(batch.error);
   const receivedAt = new Date().toISOString();
@@ -41,7 +41,7 @@ export async function recordTripBatch(body: unknown, requestId: string, deps: Wr
   const commands: { index: number; request: CommandRequest }[] = [];
   const positionsByDevice = new Map<string, number>();
   batch.data.forEach((position, index) => {
-    const parsed = tripLocationRequestSchema.safeParse(position);
+    const parsed = deps.tripRequest.safeParse(position);
     if (!parsed.success) {
       items.push({ index, error: validationError(parsed.error).toJSON() });
       return;
