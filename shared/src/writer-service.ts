@@ -3,6 +3,7 @@
 // with its commands (decode, store, answer) is its own: each service supplies its topic and handler.
 import type { Pool } from 'pg';
 import { z } from 'zod';
+import { startChore, type Chore } from './chore';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
 import { isDataRefusal } from './db/pg-errors';
@@ -14,7 +15,8 @@ import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
 import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
 
-const writerEnv = z.object({
+/** What every writer reads; a writer that reads more extends it (the group-writer's key lifetime). */
+export const writerEnv = z.object({
   ...commonEnv,
   /** Partitions this instance writes at once; each takes a database connection. */
   WRITER_CONCURRENCY: positiveInt(4),
@@ -43,6 +45,8 @@ export interface WriterDefinition<S extends z.ZodTypeAny> {
   topic: (topics: Topics) => string;
   /** The writer's handler of a batch of commands, storing through the pool. */
   consume: (pool: Pool) => CommandHandler<S>;
+  /** Work the writer repeats on its pool while it runs, e.g. forgetting expired keys. */
+  chore?: (pool: Pool) => Chore;
 }
 
 export interface RunningWriter {
@@ -119,12 +123,14 @@ export async function startWriter<S extends z.ZodTypeAny>(
   }
   // An admin client of its own: a scrape must never wait behind the consumer's fetches.
   registerConsumerLag(registry, { admin: lagAdmin, groupId, topic });
+  const chore = definition.chore ? startChore(definition.chore(pool), logger) : undefined;
   logger.info({ topic, groupId, metricsPort: metricsServer.port }, `${definition.name} consuming`);
 
   return {
     metricsPort: metricsServer.port,
     async stop() {
       await consumer.stop();
+      await chore?.stop();
       await Promise.allSettled([pool.end(), lagAdmin.disconnect()]);
       // Last, so the counters of the final batch can still be scraped while the consumer drains.
       await metricsServer.close();

@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { createLogger } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
-import { start as startGroupWriter } from '@fleet/group-writer';
+import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
 import { commandsPublished, provisionTopics } from './kafka';
 
 export interface TestServers {
@@ -85,10 +85,12 @@ export interface StackOptions {
 }
 
 export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Promise<Writer> {
-  const config = writerConfig(env);
-  const name = kind === 'trip' ? 'trip-writer' : 'group-writer';
-  const logger = createLogger(name, config.LOG_LEVEL);
-  return kind === 'trip' ? startTripWriter(config, logger) : startGroupWriter(config, logger);
+  if (kind === 'trip') {
+    const config = writerConfig(env);
+    return startTripWriter(config, createLogger('trip-writer', config.LOG_LEVEL));
+  }
+  const config = groupWriterConfig(env);
+  return startGroupWriter(config, createLogger('group-writer', config.LOG_LEVEL));
 }
 
 /** Gateway and writers in this process, on a topic prefix of their own. */

@@ -157,6 +157,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       bus,
       topics,
       tokens,
+      requiredScopes: config.JWT_REQUIRED_SCOPES,
+      deviceClaim: config.JWT_DEVICE_CLAIM,
       bodyLimit: config.BODY_LIMIT,
       bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
     },

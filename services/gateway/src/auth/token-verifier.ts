@@ -1,8 +1,9 @@
 // Bearer-token verification for the write routes. The algorithm is pinned to the configured key's,
 // `exp` is required, an `iat` in the future is refused, and issuer, audience and the longest lifetime
 // are checked when configured. A token that verified once is remembered until it expires, so a device
-// posting every few seconds with the same token does not pay for a signature check each time.
-import { createPublicKey, type KeyObject } from 'node:crypto';
+// posting every few seconds with the same token does not pay for a signature check each time. A verified
+// token answers its claims and the subject it speaks for, which the routes authorise with.
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import { AppError } from '@fleet/shared';
@@ -18,8 +19,18 @@ export interface TokenVerifierOptions {
   cacheSize: number;
 }
 
+/** What a verified token says: its claims, and whose requests it carries. */
+export interface VerifiedToken {
+  claims: JWTPayload;
+  /**
+   * Who the token speaks for: its issuer and `sub` (a subject is unique within its issuer, RFC 7519), or,
+   * for a token without `sub`, that token alone, so that two clients never share what is kept per subject.
+   */
+  subject: string;
+}
+
 export interface TokenVerifier {
-  verify(authorization: string | undefined): Promise<void>;
+  verify(authorization: string | undefined): Promise<VerifiedToken>;
 }
 
 function invalidToken(cause: string, error?: unknown): AppError {
@@ -81,6 +92,11 @@ function checkIssuedAt(payload: JWTPayload, maxLifetimeSeconds: number | undefin
   }
 }
 
+export function subjectOf(token: string, claims: JWTPayload): string {
+  if (typeof claims.sub === 'string' && claims.sub !== '') return JSON.stringify(['sub', claims.iss ?? null, claims.sub]);
+  return JSON.stringify(['token', createHash('sha256').update(token).digest('base64url')]);
+}
+
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   let verifyWith: (token: string, verifyOptions: JWTVerifyOptions) => Promise<{ payload: JWTPayload }>;
   let algorithms: string[];
@@ -108,17 +124,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
   };
-  // token -> its exp in milliseconds
-  const verified = new LRUCache<string, number>({ max: options.cacheSize });
+  // token -> its exp in milliseconds, and what it verified to
+  const verified = new LRUCache<string, { expiresAt: number; token: VerifiedToken }>({ max: options.cacheSize });
 
   return {
     async verify(authorization) {
       const token = bearerCredentials(authorization);
       if (!token) throw new AppError({ kind: 'tokenRequired' });
 
-      const expiresAt = verified.get(token);
-      if (expiresAt !== undefined) {
-        if (expiresAt > Date.now()) return;
+      const known = verified.get(token);
+      if (known !== undefined) {
+        if (known.expiresAt > Date.now()) return known.token;
         verified.delete(token);
         throw invalidToken('jwt expired');
       }
@@ -130,7 +146,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         // An exp written in milliseconds would otherwise make a token valid for fifty thousand years.
         if (payload.exp > MAX_EXP_SECONDS) throw invalidToken('jwt exp is not in seconds');
         checkIssuedAt(payload, options.maxLifetimeSeconds);
-        verified.set(token, payload.exp * 1000);
+        const result: VerifiedToken = { claims: payload, subject: subjectOf(token, payload) };
+        verified.set(token, { expiresAt: payload.exp * 1000, token: result });
+        return result;
       } catch (error) {
         if (error instanceof AppError) throw error;
         throw invalidToken(describeTokenError(error), error);

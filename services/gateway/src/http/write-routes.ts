@@ -1,11 +1,13 @@
-// The two write routes. Order matters: the token is checked before the body is read, so an
-// unauthenticated client never costs a parse, and a refused request publishes nothing. Each route is
+// The two write routes. Order matters: the token (and its scope) is checked before the body is read, so
+// an unauthenticated client never costs a parse, and a refused request publishes nothing. Each route is
 // one handler, so a device's post crosses no chain of middleware on the hottest path of the product.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } from '@fleet/shared';
-import type { TokenVerifier } from '../auth/token-verifier';
+import { deviceOf } from '../auth/device-claim';
+import { checkScope, SCOPES, type Scope } from '../auth/require-scope';
+import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
@@ -20,6 +22,10 @@ export interface WriteRoutesDeps {
   bus: CommandBus;
   topics: Topics;
   tokens: TokenVerifier;
+  /** JWT_REQUIRED_SCOPES: each route demands its scope in the token's `scope` claim. */
+  requiredScopes: boolean;
+  /** JWT_DEVICE_CLAIM: the claim that restricts a token to one device's positions. */
+  deviceClaim: string | undefined;
   bodyLimit: string;
   bodyBudget: BodyBudget;
 }
@@ -59,16 +65,19 @@ export function parseWith(parser: RequestHandler, req: Request, res: Response): 
 }
 
 /**
- * What every write route does before its use case: checks the token, then the content type, then reads
- * the body with the parser of that type once the body budget has room for it. Resolves with the type.
+ * What every write route does before its use case: checks the token and the route's scope, then the
+ * content type, then reads the body with the parser of that type once the body budget has room for it.
+ * Resolves with the type and the token.
  */
 export async function acceptBody(
   deps: WriteRoutesDeps,
+  scope: Scope,
   parsers: Record<string, RequestHandler>,
   req: Request,
   res: Response,
-): Promise<string> {
-  await deps.tokens.verify(req.headers.authorization);
+): Promise<{ type: string; token: VerifiedToken }> {
+  const token = await deps.tokens.verify(req.headers.authorization);
+  checkScope(token, scope, deps.requiredScopes);
   const types = Object.keys(parsers);
   const type = req.is(types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
@@ -78,7 +87,7 @@ export async function acceptBody(
   } finally {
     reading.done();
   }
-  return type;
+  return { type, token };
 }
 
 export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
@@ -96,13 +105,16 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
   const jsonOnly = { [JSON_TYPE]: parsers[JSON_TYPE]! };
 
   router.post(TRIP_LOCATION_PATH, async (req, res) => {
-    await acceptBody(deps, parsers, req, res);
-    const result = await createTripLocation(req.body, requestIdOf(res), { bus: deps.bus, topic: deps.topics.tripLocations });
+    const { token } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
+    const result = await createTripLocation(req.body, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
+      bus: deps.bus,
+      topic: deps.topics.tripLocations,
+    });
     sendJson(res, 200, result);
   });
 
   router.post(VEHICLE_GROUP_PATH, async (req, res) => {
-    await acceptBody(deps, jsonOnly, req, res);
+    const { token } = await acceptBody(deps, SCOPES.groupsWrite, jsonOnly, req, res);
     const key = req.get('idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
       throw new AppError({
@@ -111,7 +123,10 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
         body: { issues: [{ path: 'Idempotency-Key', code: 'invalid_string', message: 'Invalid length' }] },
       });
     }
-    const result = await createVehicleGroup(req.body, key, requestIdOf(res), { bus: deps.bus, topic: deps.topics.vehicleGroups });
+    const result = await createVehicleGroup(req.body, { subject: token.subject, key }, requestIdOf(res), {
+      bus: deps.bus,
+      topic: deps.topics.vehicleGroups,
+    });
     sendJson(res, 200, result);
   });
 

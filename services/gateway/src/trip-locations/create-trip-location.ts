@@ -1,6 +1,8 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
-// row is committed. Keyed by IMEI so each device's positions stay in order on one partition.
+// row is committed. Keyed by IMEI so each device's positions stay in order on one partition. A token
+// restricted to one device writes only that device's positions.
 import { AppError, tripLocationRequestSchema, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 
 export interface CreationResult {
@@ -18,9 +20,16 @@ export function toCreationResult(reply: CommandReply, message: string): Creation
   return { message, data: { id: reply.id, information: reply.information } };
 }
 
-export async function createTripLocation(body: unknown, requestId: string, deps: WriteDeps): Promise<CreationResult> {
+/** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
+export async function createTripLocation(
+  body: unknown,
+  device: string | undefined,
+  requestId: string,
+  deps: WriteDeps,
+): Promise<CreationResult> {
   const parsed = tripLocationRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
+  requireOwnDevice(device, [parsed.data]);
   const command: TripLocationCommand = { ...parsed.data, receivedAt: new Date().toISOString() };
   const reply = await deps.bus.request({
     topic: deps.topic,

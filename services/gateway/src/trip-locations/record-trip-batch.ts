@@ -1,9 +1,11 @@
 // Use case: a device or an aggregator uploads the positions it buffered while out of coverage. Each
 // position travels exactly as a single post does (same schema, same topic, keyed by IMEI, stored
 // idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
-// gathers the commands into few produces, which is where a batch saves its cost.
+// gathers the commands into few produces, which is where a batch saves its cost. A token restricted to
+// one device has the whole batch refused when any valid position is another device's: nothing is stored.
 import { z } from 'zod';
 import { AppError, tripLocationRequestSchema, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { WriteDeps } from './create-trip-location';
 
@@ -32,15 +34,22 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
   return { index, error: error.toJSON() };
 }
 
-export async function recordTripBatch(body: unknown, requestId: string, deps: WriteDeps): Promise<BatchResult> {
+/** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
+export async function recordTripBatch(body: unknown, device: string | undefined, requestId: string, deps: WriteDeps): Promise<BatchResult> {
   const batch = batchSchema.safeParse(body);
   if (!batch.success) throw validationError(batch.error);
   const receivedAt = new Date().toISOString();
 
+  const positions = batch.data.map((position, index) => ({ index, parsed: tripLocationRequestSchema.safeParse(position) }));
+  // Every position is checked before any is published, so a refused batch stores nothing.
+  requireOwnDevice(
+    device,
+    positions.flatMap(({ index, parsed }) => (parsed.success ? [{ index, imei: parsed.data.imei }] : [])),
+  );
+
   // Published in request order, so a device's positions reach its partition in the order it sent them.
   const items = await Promise.all(
-    batch.data.map((position, index): BatchItem | Promise<BatchItem> => {
-      const parsed = tripLocationRequestSchema.safeParse(position);
+    positions.map(({ index, parsed }): BatchItem | Promise<BatchItem> => {
       if (!parsed.success) return { index, error: validationError(parsed.error).toJSON() };
       const command: TripLocationCommand = { ...parsed.data, receivedAt };
       return deps.bus
