@@ -122,12 +122,16 @@ export async function startStack(label: string, options: StackOptions = {}): Pro
 
 export async function signToken(
   claims: Record<string, unknown> = {},
-  options: { secret?: string; expiresIn?: string | number | null; header?: Record<string, unknown> } = {},
+  options: {
+    secret?: string;
+    expiresIn?: string | number | null;
+    header?: Record<string, unknown>;
+    /** The `sub` claim; null leaves it out. */
+    subject?: string | null;
+  } = {},
 ): Promise<string> {
-  const jwt = new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header })
-    .setIssuedAt()
-    .setSubject('device-test');
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header }).setIssuedAt();
+  if (options.subject !== null) jwt.setSubject(options.subject ?? 'device-test');
   if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '1h');
   return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_JWT_SECRET));
 }

@@ -18,17 +18,27 @@ export function deviceOf(token: VerifiedToken, claimName: string | undefined): s
   throw new AppError({ kind: 'deviceForbidden', detail: `the token's ${claimName} claim is neither a string nor a whole number` });
 }
 
-/** A position about to be written, with its place in a batch when it came in one. */
-export interface PositionOwner {
-  imei: string;
-  index?: number;
+/** The device a position names, as sent: its `imei` when that is text. */
+function imeiNamedBy(position: unknown): string | undefined {
+  if (typeof position !== 'object' || position === null) return undefined;
+  const { imei } = position as { imei?: unknown };
+  return typeof imei === 'string' ? imei : undefined;
 }
 
-/** Refuses (403 E-G1/1-03) the request when any of its positions belongs to a device other than the token's. */
-export function requireOwnDevice(device: string | undefined, positions: readonly PositionOwner[]): void {
+/**
+ * Refuses (403 E-G1/1-03) a request in which any position names a device other than the token's,
+ * whatever else is wrong with that position: checked on the body as sent, before validation, so that
+ * an attempt to write another device's position is always answered as one. A position naming no device
+ * (imei missing, or not text) is left to validation. `batch`: the positions came as a batch, and
+ * the detail names the first foreign one by its index.
+ */
+export function requireOwnDevice(device: string | undefined, positions: readonly unknown[], batch: boolean): void {
   if (device === undefined) return;
-  const foreign = positions.find((position) => position.imei !== device);
-  if (!foreign) return;
-  const where = foreign.index === undefined ? 'imei' : `position ${foreign.index}: imei`;
-  throw new AppError({ kind: 'deviceForbidden', detail: `${where} is not the device this token is for` });
+  const index = positions.findIndex((position) => {
+    const imei = imeiNamedBy(position);
+    return imei !== undefined && imei !== device;
+  });
+  if (index < 0) return;
+  const where = batch ? `[${index}].imei` : 'imei';
+  throw new AppError({ kind: 'deviceForbidden', detail: `${where}: not the device this token is for` });
 }

@@ -27,9 +27,9 @@ export async function createTripLocation(
   requestId: string,
   deps: WriteDeps,
 ): Promise<CreationResult> {
+  requireOwnDevice(device, [body], false);
   const parsed = tripLocationRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
-  requireOwnDevice(device, [parsed.data]);
   const command: TripLocationCommand = { ...parsed.data, receivedAt: new Date().toISOString() };
   const reply = await deps.bus.request({
     topic: deps.topic,

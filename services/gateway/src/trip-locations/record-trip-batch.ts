@@ -2,7 +2,7 @@
 // position travels exactly as a single post does (same schema, same topic, keyed by IMEI, stored
 // idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
 // gathers the commands into few produces, which is where a batch saves its cost. A token restricted to
-// one device has the whole batch refused when any valid position is another device's: nothing is stored.
+// one device has the whole batch refused when any position names another device: nothing is stored.
 import { z } from 'zod';
 import { AppError, tripLocationRequestSchema, type CommandReply, type TripLocationCommand } from '@fleet/shared';
 import { requireOwnDevice } from '../auth/device-claim';
@@ -38,18 +38,14 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
 export async function recordTripBatch(body: unknown, device: string | undefined, requestId: string, deps: WriteDeps): Promise<BatchResult> {
   const batch = batchSchema.safeParse(body);
   if (!batch.success) throw validationError(batch.error);
-  const receivedAt = new Date().toISOString();
-
-  const positions = batch.data.map((position, index) => ({ index, parsed: tripLocationRequestSchema.safeParse(position) }));
   // Every position is checked before any is published, so a refused batch stores nothing.
-  requireOwnDevice(
-    device,
-    positions.flatMap(({ index, parsed }) => (parsed.success ? [{ index, imei: parsed.data.imei }] : [])),
-  );
+  requireOwnDevice(device, batch.data, true);
+  const receivedAt = new Date().toISOString();
 
   // Published in request order, so a device's positions reach its partition in the order it sent them.
   const items = await Promise.all(
-    positions.map(({ index, parsed }): BatchItem | Promise<BatchItem> => {
+    batch.data.map((position, index): BatchItem | Promise<BatchItem> => {
+      const parsed = tripLocationRequestSchema.safeParse(position);
       if (!parsed.success) return { index, error: validationError(parsed.error).toJSON() };
       const command: TripLocationCommand = { ...parsed.data, receivedAt };
       return deps.bus
