@@ -19,7 +19,9 @@ export function startChore(chore: Chore, logger: Logger): RunningChore {
     if (turn) return;
     turn = chore
       .run()
-      .catch((error: unknown) => logger.warn({ chore: chore.name, err: (error as Error).message }, `${chore.name} failed; trying again in ${chore.everyMs} ms`))
+      .catch((error: unknown) =>
+        logger.warn({ chore: chore.name, err: (error as Error).message }, `${chore.name} failed; trying again in ${chore.everyMs} ms`),
+      )
       .finally(() => {
         turn = undefined;
       });

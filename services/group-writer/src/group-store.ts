@@ -110,10 +110,9 @@ export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupComma
     }
     if (groupIds.length) await client.query(INSERT_MEMBERS, [groupIds, vehicleIds]);
 
-    const groups = await client.query<{ id: string; name: string; command_id: string; request_fingerprint: Buffer | null }>(
-      SELECT_GROUPS,
-      [commands.map((c) => c.commandId)],
-    );
+    const groups = await client.query<{ id: string; name: string; command_id: string; request_fingerprint: Buffer | null }>(SELECT_GROUPS, [
+      commands.map((c) => c.commandId),
+    ]);
     await client.query('COMMIT');
 
     const byCommand = new Map(groups.rows.map((row) => [row.command_id, row]));

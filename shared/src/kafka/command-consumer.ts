@@ -14,15 +14,7 @@ import { InFlight } from './in-flight';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
 import { storeIsolatingRefusals } from './refusal-isolation';
-import {
-  addressedReply,
-  deadLetter,
-  isRefused,
-  isStored,
-  outgoingMessages,
-  type HandledCommand,
-  type Outgoing,
-} from './reply-builder';
+import { addressedReply, deadLetter, isRefused, isStored, outgoingMessages, type HandledCommand, type Outgoing } from './reply-builder';
 import { StepRetry, type BatchLease } from './retry-policy';
 import { superviseConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';

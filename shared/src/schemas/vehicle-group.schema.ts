@@ -14,7 +14,9 @@ const COMMAND_ID_PREFIX = 'owned:';
 
 /** The command id under which a group is stored: the same subject and key always land on the same group. */
 export function commandIdFor(subject: string, idempotencyKey: string): string {
-  const digest = createHash('sha256').update(JSON.stringify([subject, idempotencyKey])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([subject, idempotencyKey]))
+    .digest('base64url');
   return `${COMMAND_ID_PREFIX}${digest}`;
 }
 
