@@ -2,12 +2,19 @@
 // crosses process boundaries (writer replies carry the code, never a class name).
 export const errorCodes = {
   tokenRequired: { code: 'E-G1/1-01', httpStatus: 401, message: 'Authentication token is required' },
+  scopeMissing: { code: 'E-G1/1-02', httpStatus: 403, message: 'The token does not grant this operation' },
+  deviceForbidden: { code: 'E-G1/1-03', httpStatus: 403, message: 'The token may only write positions of its own device' },
   tokenInvalid: { code: 'E-V1/1-03', httpStatus: 400, message: 'An error occurred while executing the query' },
   validationFailed: { code: 'E-V1/1-01', httpStatus: 400, message: 'The request body is invalid' },
   malformedBody: { code: 'E-V1/1-02', httpStatus: 400, message: 'The request body could not be parsed' },
   parameterInvalid: { code: 'E-V1/1-06', httpStatus: 400, message: 'A request parameter is invalid' },
   unsupportedMediaType: { code: 'E-V1/1-04', httpStatus: 415, message: 'Unsupported content type' },
   payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
+  idempotencyKeyReused: {
+    code: 'E-V1/1-07',
+    httpStatus: 422,
+    message: 'This Idempotency-Key was already used with a different request body',
+  },
   apiKeyRequired: { code: 'E-A1/1-01', httpStatus: 401, message: 'A valid API key is required' },
   categoryNotFound: { code: 'E-N1/1-01', httpStatus: 404, message: 'Product category not found' },
   methodNotAllowed: { code: 'E-N1/1-03', httpStatus: 405, message: 'Method not allowed on this route' },

@@ -19,4 +19,5 @@ export * from './schemas/vehicle-group.schema';
 export * from './schemas/reply.schema';
 export * from './service-runner';
 export * from './stop-deadline';
+export * from './chore';
 export * from './writer-service';

@@ -16,7 +16,7 @@ import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
 import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
 
-/** A writer's variables; a writer with settings of its own extends it (services/trip-writer/src/config.ts). */
+/** What every writer reads; a writer that reads more extends it (the trip-writer its partitions, the group-writer its key lifetime). */
 export const writerEnv = z.object({
   ...commonEnv,
   /** Partitions this instance writes at once; each takes a database connection. */

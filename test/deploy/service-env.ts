@@ -1,6 +1,7 @@
 // What each deployable process reads from its environment, taken from the code that parses it, and the
 // few variables a deployment may leave unset, each with the reason.
 import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/config';
+import { groupWriterEnvNames } from '../../services/group-writer/src/config';
 import { createTopicsEnvNames } from '../../shared/src/cli/create-topics-config';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
 import { writerEnvNames } from '../../shared/src/writer-service';
@@ -48,7 +49,7 @@ export const processes: ProcessEnv[] = [
   {
     compose: 'group-writer',
     kubernetes: { kind: 'Deployment', name: 'group-writer' },
-    reads: [...writerEnvNames, ...nodeRuntime],
+    reads: [...groupWriterEnvNames, ...nodeRuntime],
     mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {

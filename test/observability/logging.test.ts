@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
-import { start as startGroupWriter } from '@fleet/group-writer';
+import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
 import { waitFor } from '../categories/category-support';
 import {
   baseEnv,
@@ -45,7 +45,7 @@ beforeAll(async () => {
   const env = baseEnv(prefix);
   writers = [
     await startTripWriter(writerConfig(env), logs.tripWriter.logger),
-    await startGroupWriter(writerConfig(env), logs.groupWriter.logger),
+    await startGroupWriter(groupWriterConfig(env), logs.groupWriter.logger),
   ];
   gateway = await startGateway(gatewayConfig(env), logs.gateway.logger);
 });

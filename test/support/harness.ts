@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { createLogger } from '@fleet/shared';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
-import { start as startGroupWriter } from '@fleet/group-writer';
+import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
 import { commandsPublished, provisionTopics } from './kafka';
 
 export interface TestServers {
@@ -85,10 +85,12 @@ export interface StackOptions {
 }
 
 export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Promise<Writer> {
-  const config = writerConfig(env);
-  const name = kind === 'trip' ? 'trip-writer' : 'group-writer';
-  const logger = createLogger(name, config.LOG_LEVEL);
-  return kind === 'trip' ? startTripWriter(config, logger) : startGroupWriter(config, logger);
+  if (kind === 'trip') {
+    const config = writerConfig(env);
+    return startTripWriter(config, createLogger('trip-writer', config.LOG_LEVEL));
+  }
+  const config = groupWriterConfig(env);
+  return startGroupWriter(config, createLogger('group-writer', config.LOG_LEVEL));
 }
 
 /** Gateway and writers in this process, on a topic prefix of their own. */
@@ -120,12 +122,16 @@ export async function startStack(label: string, options: StackOptions = {}): Pro
 
 export async function signToken(
   claims: Record<string, unknown> = {},
-  options: { secret?: string; expiresIn?: string | number | null; header?: Record<string, unknown> } = {},
+  options: {
+    secret?: string;
+    expiresIn?: string | number | null;
+    header?: Record<string, unknown>;
+    /** The `sub` claim; null leaves it out. */
+    subject?: string | null;
+  } = {},
 ): Promise<string> {
-  const jwt = new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header })
-    .setIssuedAt()
-    .setSubject('device-test');
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...options.header }).setIssuedAt();
+  if (options.subject !== null) jwt.setSubject(options.subject ?? 'device-test');
   if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '1h');
   return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_JWT_SECRET));
 }

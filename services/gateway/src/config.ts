@@ -47,6 +47,13 @@ const gatewayEnv = z
     /** Unset: a token may live as long as its issuer says. */
     JWT_MAX_LIFETIME_SECONDS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
     JWT_CACHE_SIZE: positiveInt(10_000),
+    /**
+     * A claim (e.g. `imei`) that restricts a token carrying it to the positions of that one device. Unset:
+     * no token is restricted by a claim.
+     */
+    JWT_DEVICE_CLAIM: optionalString,
+    /** Each route demands its scope (positions:write, groups:write, positions:read) in the token's `scope` claim. */
+    JWT_REQUIRED_SCOPES: booleanFlag(false),
     REPLY_TIMEOUT_MS: positiveInt(10_000),
     PUBLISH_TIMEOUT_MS: positiveInt(2000),
     KAFKA_LINGER_MS: kafkaLingerMs,

@@ -169,6 +169,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       bus,
       topics,
       tokens,
+      requiredScopes: config.JWT_REQUIRED_SCOPES,
+      deviceClaim: config.JWT_DEVICE_CLAIM,
       bodyLimit: config.BODY_LIMIT,
       bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
       limits: createWriteLimits({
@@ -199,7 +201,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         }),
       }),
     },
-    positions: { tokens, reader: createPositionReader({ pool }) },
+    positions: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createPositionReader({ pool }) },
     metrics,
   });
   const server = http.createServer(

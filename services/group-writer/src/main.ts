@@ -1,8 +1,9 @@
 // Process entry point of the group-writer.
-import { runService, writerConfig } from '@fleet/shared';
+import { runService } from '@fleet/shared';
+import { groupWriterConfig } from './config';
 import { start } from './start';
 
 runService('group-writer', () => {
-  const config = writerConfig();
+  const config = groupWriterConfig();
   return { level: config.LOG_LEVEL, start: (logger) => start(config, logger) };
 });

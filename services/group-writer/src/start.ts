@@ -1,10 +1,39 @@
-// The group-writer: consumes vehicle-group commands (consume.ts) and stores each group with its members
-// (group-store.ts).
-import { createLogger, startWriter, type Logger, type RunningWriter, type WriterConfig } from '@fleet/shared';
+// The group-writer: consumes vehicle-group commands (consume.ts), stores each group with its members
+// (group-store.ts), and forgets the Idempotency-Keys older than IDEMPOTENCY_KEY_TTL_HOURS.
+import { createLogger, startChore, startWriter, type Logger, type RunningWriter } from '@fleet/shared';
+import type { GroupWriterConfig } from './config';
 import { consumeVehicleGroups } from './consume';
+import { forgetExpiredKeys } from './group-store';
 
-export { writerConfig } from '@fleet/shared';
+export { groupWriterConfig, groupWriterEnvNames, type GroupWriterConfig } from './config';
 
-export function start(config: WriterConfig, logger: Logger = createLogger('group-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
-  return startWriter({ name: 'group-writer', topic: (topics) => topics.vehicleGroups, consume: consumeVehicleGroups }, config, logger);
+/**
+ * How often expired keys are cleared. Their expiry never waits for it (a lookup ignores an expired key at
+ * once); the purge only keeps forgotten keys from lingering in the table.
+ */
+export const KEY_PURGE_INTERVAL_MS = 15 * 60_000;
+
+export function start(config: GroupWriterConfig, logger: Logger = createLogger('group-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
+  const keys = { ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS };
+  return startWriter(
+    {
+      name: 'group-writer',
+      topic: (topics) => topics.vehicleGroups,
+      consume: (pool) => consumeVehicleGroups(pool, keys),
+      upkeep: async ({ pool }) =>
+        startChore(
+          {
+            name: 'forgetting expired Idempotency-Keys',
+            everyMs: KEY_PURGE_INTERVAL_MS,
+            run: async () => {
+              const forgotten = await forgetExpiredKeys(pool, keys);
+              if (forgotten > 0) logger.info({ forgotten }, 'forgot expired Idempotency-Keys');
+            },
+          },
+          logger,
+        ),
+    },
+    config,
+    logger,
+  );
 }

@@ -14,18 +14,18 @@ import { InFlight } from './in-flight';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
 import { storeIsolatingRefusals } from './refusal-isolation';
-import { addressedReply, deadLetter, isRefused, outgoingMessages, type Outgoing, type StoredCommand } from './reply-builder';
+import { addressedReply, deadLetter, isRefused, isStored, outgoingMessages, type HandledCommand, type Outgoing } from './reply-builder';
 import { StepRetry, type BatchLease } from './retry-policy';
 import { superviseConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
 
-export type { StoredCommand } from './reply-builder';
+export type { HandledCommand, RejectedCommand, StoredCommand } from './reply-builder';
 
 /** What a writer supplies: the wire schema of its topic, and how a batch of commands is stored and answered. */
 export interface CommandHandler<S extends z.ZodTypeAny> {
   schema: S;
   /** Stores commands and answers one result per command, in order. Must be idempotent. */
-  store: (commands: Array<z.output<S>>) => Promise<StoredCommand[]>;
+  store: (commands: Array<z.output<S>>) => Promise<HandledCommand[]>;
 }
 
 export interface CommandConsumerOptions<S extends z.ZodTypeAny> {
@@ -124,7 +124,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
 
     if (outgoing.length && (await replying.run(() => sendTogether(outgoing), lease)) === undefined) return;
 
-    const stored = outcomes.filter((outcome): outcome is StoredCommand => !isRefused(outcome));
+    const stored = outcomes.filter(isStored);
     const duplicates = stored.filter((result) => result.duplicate).length;
     metrics?.stored?.(stored.length - duplicates, duplicates);
     const deadLettered = outgoing.filter((item) => 'deadLetter' in item).length;
@@ -134,7 +134,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
     // Per message, so a request id found in the gateway's log leads to the row it produced.
     if (logger.isLevelEnabled('debug')) {
       outcomes.forEach((outcome, index) => {
-        if (isRefused(outcome)) return;
+        if (!isStored(outcome)) return;
         const { message } = decoded[index]!;
         const requestId = headerText(message.headers, headers.requestId);
         logger.debug(

@@ -1,18 +1,18 @@
 // Storing a batch in which the database may refuse a command for its data. A refused command fails its
 // whole statement, and retrying that statement would hold up its partitions forever; so once a statement
 // is refused, the batch's commands are stored one by one and only the refused ones are set aside.
-import type { StoreOutcome, StoredCommand } from './reply-builder';
+import type { HandledCommand, StoreOutcome } from './reply-builder';
 
 export interface RefusalIsolationOptions<C> {
   /** Stores commands and answers one result per command, in order. */
-  store: (commands: C[]) => Promise<StoredCommand[]>;
+  store: (commands: C[]) => Promise<HandledCommand[]>;
   /** True when the store failed for the data of a command; any other failure is an outage, rethrown. */
   isRefusal: (error: unknown) => boolean;
 }
 
 export async function storeIsolatingRefusals<C>(
   commands: C[],
-  storeTogether: (commands: C[]) => Promise<StoredCommand[]>,
+  storeTogether: (commands: C[]) => Promise<HandledCommand[]>,
   options: RefusalIsolationOptions<C>,
 ): Promise<StoreOutcome[]> {
   try {

@@ -30,6 +30,16 @@ describe('replyFor', () => {
       detail: 'a value of this request cannot be stored',
     });
   });
+
+  it("answers a command the writer rejected with its rule's code, message and detail", () => {
+    const reply = replyFor({ rejected: 'idempotencyKeyReused', detail: 'send a new key' });
+    expect(reply).toEqual({
+      ok: false,
+      code: 'E-V1/1-07',
+      message: 'This Idempotency-Key was already used with a different request body',
+      detail: 'send a new key',
+    });
+  });
 });
 
 describe('addressedReply', () => {

@@ -2,13 +2,13 @@
 // messages it set aside as dead letters, grouped into as few messages as possible (one per reply topic
 // and REPLIES_PER_MESSAGE replies).
 import type { KafkaMessage, Message, TopicMessages } from 'kafkajs';
-import { errorCodes } from '../errors';
+import { errorCodes, type ErrorKind } from '../errors';
 import { REPLIES_PER_MESSAGE, type AddressedReply, type CommandReply } from '../schemas/reply.schema';
 import { headerText } from './message-headers';
 import { headers } from './topics';
 
 /** What storing one command came to: its reply, or the reason the database refused it. */
-export type StoreOutcome = StoredCommand | { refused: string };
+export type StoreOutcome = HandledCommand | { refused: string };
 
 /** A command stored (or found stored before): what its client is told. */
 export interface StoredCommand {
@@ -18,7 +18,21 @@ export interface StoredCommand {
   duplicate: boolean;
 }
 
+/**
+ * A command the writer answers with the client's error and does not store, by its own rule (a reused
+ * Idempotency-Key): the message is sound, so it is answered, not set aside as a dead letter.
+ */
+export interface RejectedCommand {
+  rejected: ErrorKind;
+  detail?: string;
+}
+
+/** What a writer's handler answers for one command. */
+export type HandledCommand = StoredCommand | RejectedCommand;
+
 export const isRefused = (outcome: StoreOutcome): outcome is { refused: string } => 'refused' in outcome;
+export const isRejected = (outcome: StoreOutcome): outcome is RejectedCommand => 'rejected' in outcome;
+export const isStored = (outcome: StoreOutcome): outcome is StoredCommand => 'id' in outcome;
 
 /** The database's own words stay in the dead letter; the client learns that retrying is pointless. */
 const REFUSED_REPLY: CommandReply = {
@@ -29,7 +43,12 @@ const REFUSED_REPLY: CommandReply = {
 };
 
 export function replyFor(outcome: StoreOutcome): CommandReply {
-  return isRefused(outcome) ? REFUSED_REPLY : { ok: true, ...outcome };
+  if (isRefused(outcome)) return REFUSED_REPLY;
+  if (isRejected(outcome)) {
+    const { code, message } = errorCodes[outcome.rejected];
+    return { ok: false, code, message, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
+  }
+  return { ok: true, ...outcome };
 }
 
 /** A reply to a gateway, or a message set aside as a dead letter. */

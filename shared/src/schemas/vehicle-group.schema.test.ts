@@ -42,10 +42,20 @@ describe('vehicleGroupRequestSchema', () => {
 });
 
 describe('vehicleGroupCommandSchema', () => {
-  test(`passes the command id of every key from 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, () => {
+  test(`passes the command id of every key from 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters, whatever its subject`, () => {
     for (const length of [1, IDEMPOTENCY_KEY_MAX_LENGTH - 1, IDEMPOTENCY_KEY_MAX_LENGTH]) {
-      const command = { commandId: commandIdFor('k'.repeat(length)), vehicleGroupName: 'Cold chain', vehicleIds: [1] };
+      const subject = JSON.stringify(['sub', 'https://issuer.example', 's'.repeat(2000)]);
+      const command = { commandId: commandIdFor(subject, 'k'.repeat(length)), vehicleGroupName: 'Cold chain', vehicleIds: [1] };
       expect(vehicleGroupCommandSchema.safeParse(command).success).toBe(true);
     }
+  });
+});
+
+describe('commandIdFor', () => {
+  test('gives the same key of two subjects two command ids, and the same subject and key one', () => {
+    expect(commandIdFor('alice', 'k-1')).toBe(commandIdFor('alice', 'k-1'));
+    expect(commandIdFor('alice', 'k-1')).not.toBe(commandIdFor('bob', 'k-1'));
+    // The parts are kept apart, so no subject and key can be moved across their boundary.
+    expect(commandIdFor('ab', 'c')).not.toBe(commandIdFor('a', 'bc'));
   });
 });

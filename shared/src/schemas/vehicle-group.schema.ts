@@ -1,4 +1,5 @@
 // The vehicle-group message: the HTTP body a fleet app sends and the Kafka command the group-writer reads.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
@@ -6,13 +7,17 @@ export const VEHICLE_IDS_MAX = 10_000;
 /** The longest Idempotency-Key a client may send, as the API documents it. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 
-// A key (the client's, or one the gateway generated) becomes a command id behind a prefix, which keeps
-// it apart from the `gen:` ids of groups stored before every create had a key to retry with.
-const COMMAND_ID_PREFIX = 'key:';
+// A key (the client's, or one the gateway generated) is kept per subject: the command id is a digest of
+// the token's subject and the key, so two clients sending the same key never reach each other's group.
+// The prefix keeps these ids apart from the `key:` and `gen:` ids of groups stored before keys had owners.
+const COMMAND_ID_PREFIX = 'owned:';
 
-/** The command id under which a group is stored: the same key always lands on the same group. */
-export function commandIdFor(idempotencyKey: string): string {
-  return `${COMMAND_ID_PREFIX}${idempotencyKey}`;
+/** The command id under which a group is stored: the same subject and key always land on the same group. */
+export function commandIdFor(subject: string, idempotencyKey: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([subject, idempotencyKey]))
+    .digest('base64url');
+  return `${COMMAND_ID_PREFIX}${digest}`;
 }
 
 /**
@@ -81,11 +86,12 @@ export const vehicleGroupRequestSchema = z.object({
 });
 
 export const vehicleGroupCommandSchema = z.object({
-  // Counted with its prefix: a key of the full documented length must pass the writer as well.
+  // Room for the ids of earlier releases (`key:` and a key of the full documented length), which may
+  // still be waiting in the topic when this release starts.
   commandId: z
     .string()
     .min(1)
-    .max(COMMAND_ID_PREFIX.length + IDEMPOTENCY_KEY_MAX_LENGTH),
+    .max('key:'.length + IDEMPOTENCY_KEY_MAX_LENGTH),
   vehicleGroupName,
   vehicleIds,
 });

@@ -1,7 +1,8 @@
 // Bearer-token verification for the write routes. The algorithm is pinned to the configured key's,
 // `exp` is required, an `iat` in the future is refused, and issuer, audience and the longest lifetime
 // are checked when configured. A token that verified once is remembered until it expires, so a device
-// posting every few seconds with the same token does not pay for a signature check each time.
+// posting every few seconds with the same token does not pay for a signature check each time. A verified
+// token answers its claims and the subject it speaks for, which the routes authorise with.
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
@@ -18,10 +19,12 @@ export interface TokenVerifierOptions {
   cacheSize: number;
 }
 
+/** What a verified token says: its claims, and whose requests it carries. */
 export interface VerifiedToken {
+  claims: JWTPayload;
   /**
-   * Whom the token speaks for, the key of the per-subject rate limit: its `sub`, or for a token without
-   * one a digest of the token itself, so that such tokens are limited one by one rather than together.
+   * Who the token speaks for: its issuer and `sub` (a subject is unique within its issuer, RFC 7519), or,
+   * for a token without `sub`, that token alone, so that two clients never share what is kept per subject.
    */
   subject: string;
 }
@@ -89,9 +92,9 @@ function checkIssuedAt(payload: JWTPayload, maxLifetimeSeconds: number | undefin
   }
 }
 
-function subjectOf(payload: JWTPayload, token: string): string {
-  if (typeof payload.sub === 'string' && payload.sub !== '') return `sub:${payload.sub}`;
-  return `token:${createHash('sha256').update(token).digest('base64url')}`;
+export function subjectOf(token: string, claims: JWTPayload): string {
+  if (typeof claims.sub === 'string' && claims.sub !== '') return JSON.stringify(['sub', claims.iss ?? null, claims.sub]);
+  return JSON.stringify(['token', createHash('sha256').update(token).digest('base64url')]);
 }
 
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
@@ -121,7 +124,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
   };
-  // token -> its exp in milliseconds, and what it verified as
+  // token -> its exp in milliseconds, and what it verified to
   const verified = new LRUCache<string, { expiresAt: number; token: VerifiedToken }>({ max: options.cacheSize });
 
   return {
@@ -143,7 +146,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         // An exp written in milliseconds would otherwise make a token valid for fifty thousand years.
         if (payload.exp > MAX_EXP_SECONDS) throw invalidToken('jwt exp is not in seconds');
         checkIssuedAt(payload, options.maxLifetimeSeconds);
-        const result: VerifiedToken = { subject: subjectOf(payload, token) };
+        const result: VerifiedToken = { claims: payload, subject: subjectOf(token, payload) };
         verified.set(token, { expiresAt: payload.exp * 1000, token: result });
         return result;
       } catch (error) {

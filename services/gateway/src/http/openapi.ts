@@ -15,6 +15,7 @@ import {
   tripLocationRequestSchema,
   vehicleGroupRequestSchema,
 } from '@fleet/shared';
+import { SCOPES } from '../auth/require-scope';
 import { CATEGORY_BASE_PATH } from '../categories/category-routes';
 import { categoryParamsSchema } from '../categories/category.schema';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
@@ -311,7 +312,10 @@ function buildDocument(): object {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A JWT with an exp claim; a missing token is 401, an expired or malformed one 400',
+    description:
+      'A JWT with an exp claim; a missing token is 401, an expired or malformed one 400. With JWT_REQUIRED_SCOPES=true ' +
+      "each route demands the scope listed with it in the token's space-separated `scope` claim (403 E-G1/1-02 naming it). " +
+      'With JWT_DEVICE_CLAIM set (e.g. imei), a token carrying that claim writes only positions whose imei equals it (403 E-G1/1-03).',
   });
   const apiKey = registry.registerComponent('securitySchemes', 'ApiKey', {
     type: 'apiKey',
@@ -360,9 +364,15 @@ function buildDocument(): object {
     z.union([ValidationError, ErrorBody]),
     'Invalid body (E-V1/1-01, -02), or an expired or malformed token (E-V1/1-03)',
   );
+  const positionWriteRefused = json(
+    ErrorBody,
+    "With JWT_REQUIRED_SCOPES=true, the token's scope claim lacks positions:write (E-G1/1-02); with JWT_DEVICE_CLAIM set, " +
+      'the token carries that claim and a position names another imei (E-G1/1-03). Nothing is stored.',
+  );
   const writeFailures = {
     400: badWrite,
     401: json(ErrorBody, 'No token (E-G1/1-01)'),
+    403: json(ErrorBody, "With JWT_REQUIRED_SCOPES=true, the token's scope claim lacks the route's scope (E-G1/1-02)"),
     413: json(ErrorBody, 'Body larger than BODY_LIMIT (E-V1/1-05)'),
     415: json(ErrorBody, 'Unsupported Content-Type (E-V1/1-04)'),
     429: {
@@ -410,7 +420,7 @@ function buildDocument(): object {
     summary: 'Create trip location',
     description: "Answered once the trip-writer has stored the position. Keyed by IMEI, so each device's positions stay in order.",
     tags: ['Fleet'],
-    security: [{ [bearer.name]: [] }],
+    security: [{ [bearer.name]: [SCOPES.positionsWrite] }],
     request: {
       headers: requestIdParameter,
       body: {
@@ -421,7 +431,11 @@ function buildDocument(): object {
         },
       },
     },
-    responses: { 200: json(CreationResult, 'Stored (or already stored: same imei and gpsTime)'), ...writeFailures },
+    responses: {
+      200: json(CreationResult, 'Stored (or already stored: same imei and gpsTime)'),
+      ...writeFailures,
+      403: positionWriteRefused,
+    },
   });
 
   const BatchResult = registry.register(
@@ -461,7 +475,7 @@ function buildDocument(): object {
       "BODY_LIMIT applies to the decompressed body. Each valid position counts against its device's rate limit; a batch " +
       'taking any of its devices over its limit is refused whole (429 E-R1/1-01), storing nothing.',
     tags: ['Fleet'],
-    security: [{ [bearer.name]: [] }],
+    security: [{ [bearer.name]: [SCOPES.positionsWrite] }],
     request: {
       headers: requestIdParameter.extend({
         'content-encoding': z
@@ -497,6 +511,7 @@ function buildDocument(): object {
         },
       },
       ...writeFailures,
+      403: positionWriteRefused,
       400: json(
         z.union([ValidationError, ErrorBody]),
         `Not an array of 1 to ${MAX_BATCH_POSITIONS} positions (E-V1/1-01), malformed JSON or NDJSON (E-V1/1-02), ` +
@@ -518,7 +533,7 @@ function buildDocument(): object {
     summary: 'Create vehicle group',
     description: `A name of at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters and at most ${VEHICLE_IDS_MAX} vehicle ids (duplicates collapsed).`,
     tags: ['Fleet'],
-    security: [{ [bearer.name]: [] }],
+    security: [{ [bearer.name]: [SCOPES.groupsWrite] }],
     request: {
       headers: requestIdParameter.extend({
         'idempotency-key': z
@@ -526,7 +541,12 @@ function buildDocument(): object {
           .min(1)
           .max(IDEMPOTENCY_KEY_MAX_LENGTH)
           .optional()
-          .openapi({ description: 'A retry with the same key answers with the group the first attempt created' }),
+          .openapi({
+            description:
+              "A retry with the same key and body answers with the group the first attempt created. Keys belong to the token's " +
+              'subject (its iss and sub; a token without sub keeps its keys to itself) and are remembered for ' +
+              'IDEMPOTENCY_KEY_TTL_HOURS (at least 24) from their first use, then forgotten: the key creates a new group.',
+          }),
       }),
       body: {
         required: true,
@@ -541,6 +561,11 @@ function buildDocument(): object {
     responses: {
       200: json(CreationResult, 'Created (or the group an earlier attempt with this Idempotency-Key created)'),
       ...writeFailures,
+      422: json(
+        ErrorBody,
+        'The Idempotency-Key already created a group from another name or other vehicle ids, within the time keys are ' +
+          'remembered (E-V1/1-07); nothing is stored',
+      ),
       503: {
         ...writeFailures[503],
         description:

@@ -1,9 +1,9 @@
 // The position reads: GET /fleet/api/v1/devices/{imei}/last-location and .../trip-locations. Access is
-// decided once, by `authorize` on the whole path prefix, before express decodes the imei: a request
-// without a token is refused whatever its path, even an undecodable one, and a token's other checks
-// (scopes, say) belong there too.
+// decided once, on the whole path prefix, before express decodes the imei: a request without a token (or,
+// with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its path, even an undecodable one.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared';
+import { requireScope, SCOPES } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
 import type { PositionReader } from '../positions/read-positions';
@@ -16,6 +16,8 @@ export const TRIP_LOCATIONS_PATH = `${DEVICES_PATH}/:imei/trip-locations`;
 
 export interface PositionRoutesDeps {
   tokens: TokenVerifier;
+  /** JWT_REQUIRED_SCOPES: the token's `scope` claim must hold positions:read. */
+  requiredScopes: boolean;
   reader: PositionReader;
 }
 
@@ -30,12 +32,7 @@ const onlyGet: RequestHandler = (req, res) => {
 };
 
 export function addPositionRoutes(router: Express, deps: PositionRoutesDeps): void {
-  const authorize: RequestHandler = async (req, _res, next) => {
-    await deps.tokens.verify(req.headers.authorization);
-    next();
-  };
-
-  router.use(DEVICES_PATH, authorize);
+  router.use(DEVICES_PATH, requireScope(SCOPES.positionsRead, deps));
   router.get(LAST_LOCATION_PATH, async (req, res) => {
     sendJson(res, 200, await deps.reader.lastLocation(req.params.imei));
   });

@@ -1,8 +1,10 @@
 // The batch write route: many positions in one request, as a JSON array or as NDJSON, either of them
-// gzipped. The token is checked before the body is read, as on the single route; the body limit
+// gzipped. The token and its scope are checked before the body is read, as on the single route; the body limit
 // applies to the decompressed bytes, since body-parser counts what comes out of the inflater.
 import express, { type Express, type RequestHandler } from 'express';
 import { AppError } from '@fleet/shared';
+import { deviceOf } from '../auth/device-claim';
+import { SCOPES } from '../auth/require-scope';
 import { recordTripBatch } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
 import { sendJson } from './send-json';
@@ -35,9 +37,9 @@ export function addTripBatchRoute(router: Express, deps: WriteRoutesDeps): void 
   };
 
   router.post(TRIP_LOCATION_BATCH_PATH, async (req, res) => {
-    const { type, admit } = await acceptBody(deps, parsers, req, res);
+    const { type, token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
     const positions: unknown = type === NDJSON_TYPE ? parseNdjson(req.body as string) : req.body;
-    const result = await recordTripBatch(positions, requestIdOf(res), {
+    const result = await recordTripBatch(positions, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
       bus: deps.bus,
       topic: deps.topics.tripLocations,
       admit,

@@ -1,13 +1,15 @@
-// The two write routes. Order matters: the token is checked before the body is read, so an
-// unauthenticated client never costs a parse; the token subject's rate limit is counted while the body
-// is read, the devices' once it is valid, and both are settled before anything is published, so a
+// The two write routes. Order matters: the token (and its scope) is checked before the body is read, so
+// an unauthenticated client never costs a parse; the token subject's rate limit is counted while the
+// body is read, the devices' once it is valid, and both are settled before anything is published, so a
 // refused request publishes nothing. Each route is one handler, so a device's post crosses no chain of
 // middleware on the hottest path of the product.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } from '@fleet/shared';
-import type { TokenVerifier } from '../auth/token-verifier';
+import { deviceOf } from '../auth/device-claim';
+import { checkScope, SCOPES, type Scope } from '../auth/require-scope';
+import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '../rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
@@ -24,6 +26,10 @@ export interface WriteRoutesDeps {
   bus: CommandBus;
   topics: Topics;
   tokens: TokenVerifier;
+  /** JWT_REQUIRED_SCOPES: each route demands its scope in the token's `scope` claim. */
+  requiredScopes: boolean;
+  /** JWT_DEVICE_CLAIM: the claim that restricts a token to one device's positions. */
+  deviceClaim: string | undefined;
   bodyLimit: string;
   bodyBudget: BodyBudget;
   limits: WriteLimits;
@@ -67,29 +73,32 @@ export function parseWith(parser: RequestHandler, req: Request, res: Response): 
 
 export interface AcceptedBody {
   type: string;
+  token: VerifiedToken;
   /** What the use case calls before publishing: the rate limits of the subject and of these devices. */
   admit(positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
 }
 
 /**
- * What every write route does before its use case: checks the token, then the content type, refuses at
- * once when the gateway already has MAX_IN_FLIGHT commands waiting, then reads the body with the parser
- * of that type once the body budget has room for it.
+ * What every write route does before its use case: checks the token and the route's scope, then the
+ * content type, refuses at once when the gateway already has MAX_IN_FLIGHT commands waiting, then reads
+ * the body with the parser of that type once the body budget has room for it.
  */
 export async function acceptBody(
   deps: WriteRoutesDeps,
+  scope: Scope,
   parsers: Record<string, RequestHandler>,
   req: Request,
   res: Response,
 ): Promise<AcceptedBody> {
-  const { subject } = await deps.tokens.verify(req.headers.authorization);
+  const token = await deps.tokens.verify(req.headers.authorization);
+  checkScope(token, scope, deps.requiredScopes);
   const types = Object.keys(parsers);
   const type = req.is(types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
   const full = deps.bus.fullRefusal();
   if (full) throw full;
   // Counted while the body is read, so that the limit costs a request no round trip of its own.
-  const subjectAdmitted = deps.limits.admitSubject(subject);
+  const subjectAdmitted = deps.limits.admitSubject(token.subject);
   subjectAdmitted.catch(() => undefined);
   const reading = deps.bodyBudget.reserve(req, res);
   try {
@@ -99,6 +108,7 @@ export async function acceptBody(
   }
   return {
     type,
+    token,
     // The subject's answer has usually come by the time the body is valid; awaited first, so that a
     // request the subject's limit refuses is not counted against its devices.
     async admit(positionsByDevice) {
@@ -123,8 +133,8 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
   const jsonOnly = { [JSON_TYPE]: parsers[JSON_TYPE]! };
 
   router.post(TRIP_LOCATION_PATH, async (req, res) => {
-    const { admit } = await acceptBody(deps, parsers, req, res);
-    const result = await createTripLocation(req.body, requestIdOf(res), {
+    const { token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
+    const result = await createTripLocation(req.body, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
       bus: deps.bus,
       topic: deps.topics.tripLocations,
       admit,
@@ -134,7 +144,7 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
   });
 
   router.post(VEHICLE_GROUP_PATH, async (req, res) => {
-    const { admit } = await acceptBody(deps, jsonOnly, req, res);
+    const { token, admit } = await acceptBody(deps, SCOPES.groupsWrite, jsonOnly, req, res);
     const key = req.get('idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
       throw new AppError({
@@ -143,7 +153,7 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
         body: { issues: [{ path: 'Idempotency-Key', code: 'invalid_string', message: 'Invalid length' }] },
       });
     }
-    const result = await createVehicleGroup(req.body, key, requestIdOf(res), {
+    const result = await createVehicleGroup(req.body, { subject: token.subject, key }, requestIdOf(res), {
       bus: deps.bus,
       topic: deps.topics.vehicleGroups,
       admit,

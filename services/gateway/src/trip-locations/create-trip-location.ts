@@ -1,6 +1,8 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
-// row is committed. Keyed by IMEI so each device's positions stay in order on one partition.
+// row is committed. Keyed by IMEI so each device's positions stay in order on one partition. A token
+// restricted to one device writes only that device's positions.
 import { AppError, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripRequestSchema } from './trip-request';
 
@@ -29,7 +31,14 @@ export function toCreationResult(reply: CommandReply, message: string): Creation
   return { message, data: { id: reply.id, information: reply.information } };
 }
 
-export async function createTripLocation(body: unknown, requestId: string, deps: TripWriteDeps): Promise<CreationResult> {
+/** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
+export async function createTripLocation(
+  body: unknown,
+  device: string | undefined,
+  requestId: string,
+  deps: TripWriteDeps,
+): Promise<CreationResult> {
+  requireOwnDevice(device, [body], false);
   const parsed = deps.tripRequest.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
   await deps.admit(new Map([[parsed.data.imei, 1]]));

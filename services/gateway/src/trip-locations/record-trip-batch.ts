@@ -1,9 +1,11 @@
 // Use case: a device or an aggregator uploads the positions it buffered while out of coverage. Each
 // position travels exactly as a single post does (same schema, same topic, keyed by IMEI, stored
 // idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
-// gathers the commands into few produces, which is where a batch saves its cost.
+// gathers the commands into few produces, which is where a batch saves its cost. A token restricted to
+// one device has the whole batch refused when any position names another device: nothing is stored.
 import { z } from 'zod';
 import { AppError, type CommandReply, type CommandRequest, type TripLocationCommand } from '@fleet/shared';
+import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripWriteDeps } from './create-trip-location';
 
@@ -32,9 +34,12 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
   return { index, error: error.toJSON() };
 }
 
-export async function recordTripBatch(body: unknown, requestId: string, deps: TripWriteDeps): Promise<BatchResult> {
+/** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
+export async function recordTripBatch(body: unknown, device: string | undefined, requestId: string, deps: TripWriteDeps): Promise<BatchResult> {
   const batch = batchSchema.safeParse(body);
   if (!batch.success) throw validationError(batch.error);
+  // Every position is checked before any is published, so a refused batch stores nothing.
+  requireOwnDevice(device, batch.data, true);
   const receivedAt = new Date().toISOString();
 
   const items: BatchItem[] = [];
