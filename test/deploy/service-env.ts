@@ -4,7 +4,6 @@ import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/confi
 import { groupWriterEnvNames } from '../../services/group-writer/src/config';
 import { createTopicsEnvNames } from '../../shared/src/cli/create-topics-config';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
-import { writerEnvNames } from '../../shared/src/writer-service';
 import { tripWriterEnvNames } from '../../services/trip-writer/src/config';
 
 export interface ProcessEnv {
