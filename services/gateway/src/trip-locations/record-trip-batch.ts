@@ -35,7 +35,12 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
 }
 
 /** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
-export async function recordTripBatch(body: unknown, device: string | undefined, requestId: string, deps: TripWriteDeps): Promise<BatchResult> {
+export async function recordTripBatch(
+  body: unknown,
+  device: string | undefined,
+  requestId: string,
+  deps: TripWriteDeps,
+): Promise<BatchResult> {
   const batch = batchSchema.safeParse(body);
   if (!batch.success) throw validationError(batch.error);
   // Every position is checked before any is published, so a refused batch stores nothing.
