@@ -48,6 +48,8 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
+const REDIS_CONNECT_TIMEOUT_MS = 2000;
+
 /** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
 const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -57,6 +59,23 @@ const MAX_HEADER_BYTES = 16 * 1024;
  */
 function connectionsCheckingInterval(headersTimeoutMs: number): number {
   return Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
+}
+
+/**
+ * Start-up's check that Redis answers. Each ping has a cache lookup's short budget
+ * (REDIS_COMMAND_TIMEOUT_MS); on a busy host one can miss it while Redis is perfectly well, so pings are
+ * repeated for as long as a connection may take before Redis counts as unreachable.
+ */
+async function pingWithin(redis: Redis, deadlineMs: number): Promise<void> {
+  const giveUpAt = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      await redis.ping();
+      return;
+    } catch (error) {
+      if (Date.now() >= giveUpAt) throw error;
+    }
+  }
 }
 
 async function reach<T>(what: string, attempt: () => Promise<T>): Promise<T> {
@@ -74,7 +93,7 @@ export function createRedis(url: string, commandTimeoutMs: number): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,
-    connectTimeout: 2000,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     enableAutoPipelining: true,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
@@ -144,7 +163,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     await reach(`Redis is unreachable at ${redactUrl(config.REDIS_URL)}`, async () => {
       try {
         await redis.connect();
-        await redis.ping();
+        await pingWithin(redis, REDIS_CONNECT_TIMEOUT_MS);
       } catch (error) {
         throw new Error(lastRedisError || (error as Error).message, { cause: error });
       }
