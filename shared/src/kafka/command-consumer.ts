@@ -80,6 +80,12 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
   const replying = new StepRetry('publishing replies', logger);
   const offsets = new OffsetCommitter({ topic, logger });
   const inFlight = new InFlight();
+  /**
+   * Set once stop() begins. A batch kafkajs fetched before the pause can still be handed over after the
+   * drain found nothing in flight; stored then, it would miss the last commit and be stored again by the
+   * partition's next owner. Left alone, it is simply that owner's first batch.
+   */
+  let stopping = false;
 
   /** The batches of one fetch are stored together, and their replies and dead letters sent together. */
   const storeTogether = coalesce(handler.store);
@@ -95,7 +101,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
   }
 
   async function handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    if (batch.messages.length === 0) return;
+    if (batch.messages.length === 0 || stopping) return;
     const lease: BatchLease = { owned: () => isRunning() && !isStale(), heartbeat, context: () => batchContext(batch) };
     const { decoded, undecodable } = decodeBatch(handler.schema, batch.messages);
     const outgoing = undecodable.map(({ message, reason }) => setAside(batch, message, reason));
@@ -180,6 +186,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
       await consumer.stop(async (current) => {
         // No new batch starts; the one in progress is stored and replied to; then everything stored
         // is committed, so a successor in the group redelivers nothing.
+        stopping = true;
         current.pause([{ topic }]);
         await inFlight.idle(STOP_DRAIN_MS);
         await offsets.commit((committed) => current.commitOffsets(committed));
