@@ -24,7 +24,7 @@ beforeAll(async () => {
       RATE_LIMIT_DEVICE_PER_MINUTE: String(PER_MINUTE),
       RATE_LIMIT_DEVICE_BURST: String(BURST),
       // Every limit must be counted even on a loaded machine (see rate-limits.test.ts).
-      REDIS_COMMAND_TIMEOUT_MS: '5000',
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '5000',
     },
   });
 });

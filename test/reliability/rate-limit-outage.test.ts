@@ -40,7 +40,7 @@ beforeAll(async () => {
     RATE_LIMIT_DEVICE_BURST: '0',
     // One check per request, so that each write let through counts once.
     RATE_LIMIT_SUBJECT_PER_SECOND: '0',
-    REDIS_COMMAND_TIMEOUT_MS: '5000',
+    RATE_LIMIT_REDIS_TIMEOUT_MS: '5000',
   });
   writer = await startWriter('trip', env);
   const logger = createLogger('gateway', 'info', { write: (line: string) => void logs.push(JSON.parse(line) as { msg: string }) });

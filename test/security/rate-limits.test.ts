@@ -33,9 +33,9 @@ const deviceLimits = {
   RATE_LIMIT_DEVICE_PER_MINUTE: String(DEVICE_PER_MINUTE),
   RATE_LIMIT_DEVICE_BURST: String(DEVICE_BURST),
   RATE_LIMIT_SUBJECT_PER_SECOND: '0',
-  // A loaded machine may take Redis past the 50 ms default, and a limit Redis does not answer for in
+  // A loaded machine may take Redis past the 500 ms default, and a limit Redis does not answer for in
   // time is let through (see the outage test): here every answer must count.
-  REDIS_COMMAND_TIMEOUT_MS: '5000',
+  RATE_LIMIT_REDIS_TIMEOUT_MS: '5000',
 };
 
 let stack: Stack;

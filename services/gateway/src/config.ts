@@ -79,6 +79,10 @@ const gatewayEnv = z
     // Per token subject, in requests: a fleet app or an aggregator may post for many devices.
     RATE_LIMIT_SUBJECT_PER_SECOND: nonNegativeInt(1000),
     RATE_LIMIT_SUBJECT_BURST: nonNegativeInt(2000),
+    // How long a rate-limit check waits for Redis before the write is let through unchecked. Longer than
+    // a cache lookup's REDIS_COMMAND_TIMEOUT_MS: a busy gateway can take a healthy Redis's answer past
+    // 50 ms, and letting writes through is no fallback under the very load the limits are for.
+    RATE_LIMIT_REDIS_TIMEOUT_MS: positiveInt(500),
     // Slow clients: the whole request head must arrive within HTTP_HEADERS_TIMEOUT_MS and the whole
     // request within HTTP_REQUEST_TIMEOUT_MS (Node answers 408 and closes the socket), so a client
     // sending a byte a second holds a connection for seconds, not forever. An idle keep-alive

@@ -118,11 +118,17 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     logger,
   );
   const redis = createRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS);
+  // A connection of its own for the rate limits, with their own command timeout: a cache lookup has
+  // PostgreSQL behind it and gives Redis 50 ms, while a limit Redis does not answer is no limit at all.
+  const limitsRedis = createRedis(config.REDIS_URL, config.RATE_LIMIT_REDIS_TIMEOUT_MS);
   let lastRedisError = '';
-  // Outages are reported by the cache, once each; the listener only keeps the cause for start-up errors.
-  redis.on('error', (error: Error) => {
-    lastRedisError = error.message;
-  });
+  // Outages are reported by the cache and the limits, once each; the listener only keeps the cause for
+  // start-up errors.
+  for (const client of [redis, limitsRedis]) {
+    client.on('error', (error: Error) => {
+      lastRedisError = error.message;
+    });
+  }
   const metrics = createGatewayMetrics({ pendingReplies: () => bus.pendingCount() });
   const kafka = createKafka({
     brokers: config.KAFKA_BROKERS,
@@ -156,13 +162,18 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
 
   const closeAll = async () => {
     apiKeys.stop();
-    await Promise.allSettled([bus.stop(), topicAdmin.disconnect(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
+    await Promise.allSettled([
+      bus.stop(),
+      topicAdmin.disconnect(),
+      pool.end(),
+      ...[redis, limitsRedis].map((client) => client.quit().catch(() => client.disconnect())),
+    ]);
   };
   try {
     await reach(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}`, () => pool.query('SELECT 1'));
     await reach(`Redis is unreachable at ${redactUrl(config.REDIS_URL)}`, async () => {
       try {
-        await redis.connect();
+        await Promise.all([redis.connect(), limitsRedis.connect()]);
         await pingWithin(redis, REDIS_CONNECT_TIMEOUT_MS);
       } catch (error) {
         throw new Error(lastRedisError || (error as Error).message, { cause: error });
@@ -175,6 +186,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     await reach('cannot load the API keys', () => apiKeys.start());
   } catch (error) {
     redis.disconnect();
+    limitsRedis.disconnect();
     await closeAll();
     throw error;
   }
@@ -193,7 +205,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       bodyLimit: config.BODY_LIMIT,
       bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
       limits: createWriteLimits({
-        redis,
+        redis: limitsRedis,
         keyPrefix: config.CACHE_KEY_PREFIX,
         settings: {
           devicePerMinute: config.RATE_LIMIT_DEVICE_PER_MINUTE,
