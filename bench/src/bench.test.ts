@@ -186,3 +186,36 @@ test('the report names the broker the stack ran on, as its launcher named it', (
   expect(report.broker).toBe(`the Kafka at KAFKA_BROKERS`);
   expect(markdownTable(report)).toContain('Broker: the Kafka at KAFKA_BROKERS');
 });
+
+test('every scenario reports the CPU per request of the server it measures, PostgreSQL, the broker and the load generator, and the total is their sum', () => {
+  const parts = ['gateway', 'trip-writer', 'group-writer', 'broker', 'postgres', 'loadGenerator'] as const;
+  for (const scenario of report.scenarios) {
+    const cpu = scenario.cpuMicrosPerRequest;
+    expect(Object.keys(cpu).sort()).toEqual([...parts, 'total'].sort());
+    for (const part of ['gateway', 'broker', 'postgres', 'loadGenerator'] as const) {
+      expect(Number.isFinite(cpu[part])).toBe(true);
+      expect(cpu[part]).toBeGreaterThanOrEqual(0);
+    }
+    expect(cpu.total).toBeCloseTo(
+      parts.reduce((sum, part) => sum + (cpu[part] ?? 0), 0),
+      6,
+    );
+  }
+  const batch = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 positions')!;
+  expect(batch.cpuMicrosPerPosition!.total).toBeCloseTo(batch.cpuMicrosPerRequest.total / 100, 6);
+  // The writers run in the started stack, whichever scenario is measured.
+  const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
+  expect(trip.cpuMicrosPerRequest['trip-writer']).toBeGreaterThanOrEqual(0);
+  expect(trip.cpuMicrosPerRequest['group-writer']).toBeGreaterThanOrEqual(0);
+
+  const markdown = markdownTable(report);
+  expect(markdown).toContain('CPU per request, µs');
+  const cpuSection = markdown.slice(markdown.indexOf('CPU per request, µs'));
+  expect(cpuSection).toContain(
+    '| scenario | gateway (or baseline server) | trip-writer | group-writer | broker | PostgreSQL | load generator | total |',
+  );
+  for (const scenario of report.scenarios) {
+    expect(cpuSection).toContain(`| ${scenario.name} | ${Number(scenario.cpuMicrosPerRequest.gateway!.toFixed(1))} |`);
+  }
+  expect(cpuSection).toContain(`| trip batch, 100 positions, per position | ${Number(batch.cpuMicrosPerPosition!.gateway!.toFixed(1))} |`);
+});

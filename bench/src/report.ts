@@ -1,8 +1,36 @@
 // Presents a benchmark run: the table printed to the terminal and the README, and the same figures
 // as an SVG bar chart of ratios to hello-world.
+import { CPU_PARTS, type CpuPerRequest } from './process-cpu';
 import type { BenchReport } from './run-bench';
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+const CPU_HEADINGS: Record<keyof CpuPerRequest, string> = {
+  gateway: 'gateway (or baseline server)',
+  'trip-writer': 'trip-writer',
+  'group-writer': 'group-writer',
+  broker: 'broker',
+  postgres: 'PostgreSQL',
+  loadGenerator: 'load generator',
+  total: 'total',
+};
+
+/** CPU per request of each process, µs, one row per scenario (and one per position for a batch). */
+export function cpuTable(report: BenchReport): string[] {
+  const columns = [...CPU_PARTS, 'total'] as Array<keyof CpuPerRequest>;
+  const row = (name: string, cpu: CpuPerRequest) =>
+    `| ${name} | ${columns.map((part) => (cpu[part] === null ? 'n/a' : round(cpu[part], 1))).join(' | ')} |`;
+  return [
+    'CPU per request, µs',
+    '',
+    `| scenario | ${columns.map((part) => CPU_HEADINGS[part]).join(' | ')} |`,
+    `|---|${columns.map(() => '---:').join('|')}|`,
+    ...report.scenarios.flatMap((s) => [
+      row(s.name, s.cpuMicrosPerRequest),
+      ...(s.cpuMicrosPerPosition ? [row(`${s.name}, per position`, s.cpuMicrosPerPosition)] : []),
+    ]),
+  ];
+}
 
 export function markdownTable(report: BenchReport): string {
   const runs = report.helloWorldRuns.length;
@@ -37,6 +65,8 @@ export function markdownTable(report: BenchReport): string {
     '| scenario | req/s | hello-world around it, req/s | ratio to it | p50 ms | p99 ms | errors |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
+    '',
+    ...cpuTable(report),
     '',
     `Hello-world runs, req/s, in order: ${report.helloWorldRuns.map((run) => Math.round(run)).join(', ')}`,
     ...(positions.length ? ['', ...positions] : []),

@@ -16,6 +16,19 @@ import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
 import {
+  addCpu,
+  CPU_PARTS,
+  cpuBetween,
+  cpuSnapshot,
+  localBrokerPid,
+  perUnit,
+  postgresPids,
+  type CpuPart,
+  type CpuPerRequest,
+  type CpuSeconds,
+  type CpuSources,
+} from './process-cpu';
+import {
   DAY_MS,
   ensureDailyPartitions,
   generateVolume,
@@ -57,6 +70,10 @@ export interface ScenarioResult {
   /** The mean of the hello-world runs just before and just after this scenario (for hello-world: of all its runs). */
   baseline: { requestsPerSecond: number; p99Ms: number };
   ratio: number;
+  /** CPU of each process over the measured window, per request answered in it (hello-world: over all its runs). */
+  cpuMicrosPerRequest: CpuPerRequest;
+  /** For a scenario posting many positions per request: the same per position. */
+  cpuMicrosPerPosition?: CpuPerRequest;
 }
 
 export interface Target {
@@ -142,7 +159,7 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
   throw new Error('the stack did not become ready within 90 s');
 }
 
-/** The services the launcher started, by name, for reading their peak memory. */
+/** The services the launcher started, by name, for reading their CPU and peak memory. */
 function serviceProcesses(launcherPid: number): Record<string, number> {
   const found: Record<string, number> = {};
   const children = readFileSync(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8').trim().split(/\s+/);
@@ -200,15 +217,38 @@ async function load(url: string, request: LoadRequest, connections: number, seco
   return { result, refused };
 }
 
-type Measured = Omit<ScenarioResult, 'baseline' | 'ratio'>;
+type Measured = Omit<ScenarioResult, 'baseline' | 'ratio' | 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition'> & {
+  cpu: CpuSeconds;
+  /** Requests answered in the measured window. */
+  answered: number;
+};
+
+/** The console's short form of a scenario's CPU; `server` names what the `gateway` part is. */
+function cpuSummary(cpu: CpuPerRequest, server: string): string {
+  const label = (part: CpuPart) => (part === 'gateway' ? server : part === 'loadGenerator' ? 'load' : part);
+  const parts = CPU_PARTS.filter((part) => cpu[part] !== null).map((part) => `${label(part)} ${Math.round(cpu[part]!)}`);
+  return `CPU ${Math.round(cpu.total)} µs/req (${parts.join(', ')})`;
+}
 
 const ratioTo = (value: number, baseline: number) => (baseline > 0 ? value / baseline : 0);
 
-async function measure(name: string, url: string, request: LoadRequest, options: BenchOptions): Promise<Measured> {
+/** The processes whose CPU a scenario counts, and what its `gateway` part is (a baseline server stands in for it). */
+interface CpuOf {
+  sources: CpuSources;
+  server: 'gateway' | 'server';
+}
+
+/** Measures after the warm-up, with the CPU of the processes `sources` names read around the measured window. */
+async function measure(name: string, url: string, request: LoadRequest, options: BenchOptions, cpuOf: CpuOf): Promise<Measured> {
   if (options.warmupSeconds > 0) await load(url, request, options.connections, options.warmupSeconds);
+  const before = cpuSnapshot(cpuOf.sources);
   const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
+  const cpu = cpuBetween(before, cpuSnapshot(cpuOf.sources));
   const errors = result.errors + result.timeouts + result.non2xx + refused;
-  process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${errors} errors\n`);
+  process.stderr.write(
+    `  ${name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${errors} errors, ` +
+      `${cpuSummary(perUnit(cpu, result.requests.total), cpuOf.server)}\n`,
+  );
   return {
     name,
     requestsPerSecond: result.requests.average,
@@ -216,6 +256,20 @@ async function measure(name: string, url: string, request: LoadRequest, options:
     p99Ms: result.latency.p99,
     errors,
     ...(request.positions ? { positionsPerSecond: result.requests.average * request.positions } : {}),
+    cpu,
+    answered: result.requests.total,
+  };
+}
+
+/** A scenario's CPU per request, and per position for a batch. */
+function cpuPerRequest(
+  cpu: CpuSeconds,
+  answered: number,
+  positions?: number,
+): Pick<ScenarioResult, 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition'> {
+  return {
+    cpuMicrosPerRequest: perUnit(cpu, answered),
+    ...(positions ? { cpuMicrosPerPosition: perUnit(cpu, answered * positions) } : {}),
   };
 }
 
@@ -301,6 +355,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   let gatewayUrl = options.targetUrl;
   let broker = options.targetUrl ? 'that of the stack at the target URL' : 'not reported by the launcher';
   let launcher: ChildProcess | undefined;
+  /** The broker's JVM, as the launcher names it when it started or found the local Apache Kafka. */
+  let brokerPid: number | null = null;
   try {
     if (!gatewayUrl) {
       const port = await freePort();
@@ -325,14 +381,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       // The launcher's log says which broker it runs; its lines are passed on as they come.
       createInterface({ input: launcher.stdout! }).on('line', (line) => {
         process.stdout.write(`${line}\n`);
-        const msg = (() => {
+        const entry = (() => {
           try {
-            return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+            return JSON.parse(line) as { msg?: unknown; pid?: unknown };
           } catch {
-            return '';
+            return {};
           }
         })();
-        if (msg.startsWith('broker: ')) broker = msg.slice('broker: '.length);
+        const msg = String(entry.msg ?? '');
+        if (msg.startsWith('broker: ')) {
+          broker = msg.slice('broker: '.length);
+          if (typeof entry.pid === 'number') brokerPid = entry.pid;
+        }
       });
       gatewayUrl = `http://127.0.0.1:${port}`;
       await waitReady(gatewayUrl, launcher);
@@ -445,6 +505,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
     ];
 
+    // Found once the stack has long been up; a stack already running elsewhere has no pids here.
+    const services = launcher?.pid ? serviceProcesses(launcher.pid) : {};
+    if (brokerPid === null && launcher && options.kafkaBrokers) brokerPid = localBrokerPid(options.kafkaBrokers);
+    const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(options.databaseUrl).hostname);
+    const pidOf = (pid: number | null | undefined) => () => (pid ? [pid] : []);
+    const cpuOf = (server: ChildProcess | undefined): CpuOf => ({
+      sources: {
+        gateway: pidOf(server ? server.pid : services.gateway),
+        'trip-writer': pidOf(services['trip-writer']),
+        'group-writer': pidOf(services['group-writer']),
+        broker: pidOf(brokerPid),
+        postgres: local ? postgresPids : () => [],
+      },
+      server: server ? 'server' : 'gateway',
+    });
+
     // The hello-world server stays warm between its runs; only its first run needs the warm-up.
     const measureHello = (first: boolean) =>
       measure(
@@ -452,11 +528,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         hello.url,
         { method: 'GET', path: '/' },
         { ...options, warmupSeconds: first ? options.warmupSeconds : 0 },
+        cpuOf(hello.process),
       );
     const helloRuns: Measured[] = [await measureHello(true)];
     const measured: ScenarioResult[] = [];
     for (const { name, url, request } of scenarioLoads) {
-      const result = await measure(name, url, request, options);
+      const result = await measure(name, url, request, options, cpuOf(url === naive.url ? naive.process : undefined));
       const before = helloRuns.at(-1)!;
       const after = await measureHello(false);
       helloRuns.push(after);
@@ -464,7 +541,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         requestsPerSecond: (before.requestsPerSecond + after.requestsPerSecond) / 2,
         p99Ms: (before.p99Ms + after.p99Ms) / 2,
       };
-      measured.push({ ...result, baseline, ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond) });
+      const { cpu, answered, ...figures } = result;
+      measured.push({
+        ...figures,
+        baseline,
+        ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond),
+        ...cpuPerRequest(cpu, answered, request.positions),
+      });
     }
     const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
     const helloMean = { requestsPerSecond: mean((run) => run.requestsPerSecond), p99Ms: Math.round(mean((run) => run.p99Ms)) };
@@ -477,13 +560,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         errors: helloRuns.reduce((sum, run) => sum + run.errors, 0),
         baseline: helloMean,
         ratio: 1,
+        cpuMicrosPerRequest: perUnit(
+          helloRuns.map((run) => run.cpu).reduce(addCpu),
+          helloRuns.reduce((sum, run) => sum + run.answered, 0),
+        ),
       },
       ...measured,
     ];
     const peakRss: Record<string, number | null> = { gateway: null, 'trip-writer': null, 'group-writer': null };
-    if (launcher?.pid) {
-      for (const [name, pid] of Object.entries(serviceProcesses(launcher.pid))) peakRss[name] = peakRssMiB(pid);
-    }
+    for (const [name, pid] of Object.entries(services)) peakRss[name] = peakRssMiB(pid);
     const gatewayRss = peakRss.gateway ?? null;
 
     const byName = (name: string) => scenarios.find((scenario) => scenario.name.startsWith(name))!;
