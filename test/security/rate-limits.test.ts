@@ -3,7 +3,6 @@
 // Redis. A refused request answers 429 with the draft's RateLimit headers and stores and publishes
 // nothing; 0 turns a limit off.
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import {
   buildGroup,
@@ -12,8 +11,8 @@ import {
   commandsPublishedSettled,
   db,
   postJson,
+  signToken,
   startStack,
-  TEST_JWT_SECRET,
   uniqueImei,
   type Stack,
 } from '../support/harness';
@@ -43,13 +42,7 @@ const otherGateways: Gateway[] = [];
 
 /** A token of a subject of its own, so that the subject limit of one test does not refuse another's posts. */
 async function bearerFor(subject = `device-${randomUUID()}`): Promise<{ authorization: string }> {
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(subject)
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
-  return { authorization: `Bearer ${token}` };
+  return { authorization: `Bearer ${await signToken({}, { subject })}` };
 }
 
 async function storedFor(imeis: string[]): Promise<number> {
