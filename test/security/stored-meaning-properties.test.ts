@@ -102,7 +102,9 @@ test(`any group body is either stored as meant (trimmed name, each id once) or r
         // SQL ones), so a row is looked for by a string name among the groups created since it was sent.
         expect(await commandsPublishedSettled(stack)).toBe(published);
         const name = group.body.vehicleGroupName;
-        if (typeof name === 'string') {
+        // PostgreSQL's text cannot hold U+0000: no row can carry such a name, and the lookup itself
+        // would be refused; that nothing reached the writer is checked above.
+        if (typeof name === 'string' && !name.includes('\u0000')) {
           expect((await db().query('SELECT 1 FROM vehicle_groups WHERE name = $1 AND created_at >= $2', [name, sentAt])).rowCount).toBe(0);
         }
       }
