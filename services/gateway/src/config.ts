@@ -70,10 +70,11 @@ const gatewayEnv = z
     // positions). Beyond it a write is answered 503 at once: a request that would only wait out
     // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.
     MAX_IN_FLIGHT: positiveInt(10_000),
-    // Rate limits, shared by every gateway through Redis; 0 turns a limit off. See rate-limits.ts for
-    // what rate and burst mean. A device reporting every second sends 60 positions a minute, and one
-    // back in coverage uploads its buffer in batches of up to 1,000: 1,200 a minute after a burst of
-    // 5,000 drains a week-old buffer of 10-second positions in under an hour.
+    // Rate limits, shared by every gateway through Redis; a rate of 0 turns a limit off. The burst is the
+    // most let through at once before the rate applies (rate-limits/write-limits.ts). A device reporting
+    // every second sends 60 positions a minute, and one back in coverage uploads its buffer in batches
+    // of up to 1,000: a burst of 5,000, then 1,200 a minute, drains a week-old buffer of 10-second
+    // positions in under an hour.
     RATE_LIMIT_DEVICE_PER_MINUTE: nonNegativeInt(1200),
     RATE_LIMIT_DEVICE_BURST: nonNegativeInt(5000),
     // Per token subject, in requests: a fleet app or an aggregator may post for many devices.

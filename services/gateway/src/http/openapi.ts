@@ -334,9 +334,9 @@ function buildDocument(): object {
   registry.registerComponent('headers', 'RateLimit-Policy', {
     description:
       'The limit that refused the request, as draft-ietf-httpapi-ratelimit-headers-10 writes it: "device" counts positions ' +
-      'per IMEI per minute, "subject" requests per token subject per second; a "-burst" item is the allowance drawn on ' +
-      "once the window's quota is spent",
-    schema: { type: 'string', example: '"device";q=1200;w=60, "device-burst";q=5000;w=250' },
+      'per IMEI, "subject" requests per token subject; q is the burst let through at once and w the seconds the rate ' +
+      'takes to send as many',
+    schema: { type: 'string', example: '"device";q=5000;w=250' },
   });
   registry.registerComponent('headers', 'RateLimit', {
     description: 'What is left of the limit that refused the request (r) and the seconds until it is restored (t)',

@@ -1,11 +1,12 @@
 // The rate limits of the write routes, counted in Redis so that every gateway shares them: positions per
-// device (by IMEI) and requests per token subject. Each limit is a steady rate over a fixed window plus a
-// burst allowance drawn on only once the window's quota is spent (rate-limiter-flexible's
-// BurstyRateLimiter). Redis is optional here as for the category cache: while it is away or slow a write
-// is let through unchecked at once, counted, and the outage is logged once.
+// device (by IMEI) and requests per token subject. Each limit lets its burst through at once and then
+// holds the client to its rate: a fixed window (rate-limiter-flexible's RateLimiterRedis) of `burst`
+// points lasting as long as the rate takes to send as many. Redis is optional here as for the category
+// cache: while it is away or slow a write is let through unchecked at once, counted, and the outage is
+// logged once.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
-import { BurstyRateLimiter, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, type Logger } from '@fleet/shared';
 
 export interface RateLimitSettings {
@@ -52,31 +53,38 @@ interface Policy {
 }
 
 /**
- * A steady quota of `quota` per `windowSeconds`, and once it is spent a burst allowance of `burst` that
- * refills in the time the steady rate takes to send as many, so that over long periods a client gets
- * at most twice its rate.
+ * The window a limit of `rate` per `unitSeconds` with a burst of `burst` is counted in: `burst` points
+ * over the time the rate takes to send as many, so that at most `burst` go through at once and, window
+ * after window, the rate holds. A window is at least a second (Redis keys expire in whole seconds): a
+ * burst smaller than a second's worth of the rate is raised to it. Without a burst, the rate's own unit.
  */
+export function limitWindow(rate: number, unitSeconds: number, burst: number): { points: number; seconds: number } {
+  if (burst === 0) return { points: rate, seconds: unitSeconds };
+  const seconds = Math.max(1, Math.round((burst * unitSeconds) / rate));
+  return { points: Math.max(burst, Math.round((rate * seconds) / unitSeconds)), seconds };
+}
+
 function createPolicy(
   redis: Redis,
   keyPrefix: string,
   name: Policy['name'],
   kind: Policy['kind'],
-  quota: number,
-  windowSeconds: number,
+  rate: number,
+  unitSeconds: number,
   burst: number,
 ): Policy {
-  const limiter = (prefix: string, points: number, duration: number) =>
-    new RateLimiterRedis({ storeClient: redis, keyPrefix: prefix, points, duration, rejectIfRedisNotReady: true });
-  const steady = limiter(`${keyPrefix}rate:${name}`, quota, windowSeconds);
-  const items = [`"${name}";q=${quota};w=${windowSeconds}`];
-  if (burst === 0) return { name, kind, limiter: steady, policyHeader: items.join(', ') };
-  const burstWindow = Math.max(1, Math.ceil((burst / quota) * windowSeconds));
-  items.push(`"${name}-burst";q=${burst};w=${burstWindow}`);
+  const { points, seconds } = limitWindow(rate, unitSeconds, burst);
   return {
     name,
     kind,
-    limiter: new BurstyRateLimiter(steady, limiter(`${keyPrefix}rate:${name}-burst`, burst, burstWindow)),
-    policyHeader: items.join(', '),
+    limiter: new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}rate:${name}`,
+      points,
+      duration: seconds,
+      rejectIfRedisNotReady: true,
+    }),
+    policyHeader: `"${name}";q=${points};w=${seconds}`,
   };
 }
 
