@@ -17,7 +17,10 @@ const categories: CategoryFixture[] = [];
 beforeAll(async () => {
   redisServer = await RedisServer.start();
   prefix = await provisionedPrefix('cache-outage');
-  gateway = await spawnService('gateway', baseEnv(prefix, { REDIS_URL: redisServer.url }));
+  // Every read after Redis returns must be a hit: on a loaded machine a lookup can take the running
+  // Redis past the 50 ms default, and one that does skips the cache for a second (see operations.md).
+  // A stopped Redis still fails each lookup at once: its connection is closed, not slow.
+  gateway = await spawnService('gateway', baseEnv(prefix, { REDIS_URL: redisServer.url, REDIS_COMMAND_TIMEOUT_MS: '500' }));
   for (let index = 0; index < 20; index += 1) categories.push(await insertCategory(buildCategory()));
 }, 60_000);
 afterAll(async () => {
