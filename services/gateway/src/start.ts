@@ -49,6 +49,7 @@ export class StartupError extends Error {
 }
 
 const REDIS_CONNECT_TIMEOUT_MS = 2000;
+const PING_RETRY_PAUSE_MS = 50;
 
 /** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -74,6 +75,8 @@ async function pingWithin(redis: Redis, deadlineMs: number): Promise<void> {
       return;
     } catch (error) {
       if (Date.now() >= giveUpAt) throw error;
+      // A ping refused at once (a connection closing) would otherwise be retried in a tight loop.
+      await sleep(PING_RETRY_PAUSE_MS);
     }
   }
 }
