@@ -3,15 +3,18 @@
 module.exports = {
   testEnvironment: 'node',
   transform: {
-    // Transpile only: types are checked by `tsc -p tsconfig.test.json` before jest runs.
-    '^.+\\.ts$': [
+    // Transpile only: types are checked by `tsc -p tsconfig.test.json` before jest runs. jose ships as ES
+    // modules only, which Node requires natively but jest's module system does not, so it is transpiled
+    // to CommonJS as well.
+    '^.+\\.[tj]s$': [
       'ts-jest',
       {
         diagnostics: false,
-        tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true, isolatedModules: true, sourceMap: true },
+        tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true, isolatedModules: true, sourceMap: true, allowJs: true },
       },
     ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: {
     '^@fleet/shared$': '<rootDir>/shared/src/index.ts',
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',

@@ -3,7 +3,7 @@
 // empty body answers the validation 400 (E-V1/1-01) instead of the token 400 (E-V1/1-03).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type KeyLike } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { baseEnv, postJson, signToken, provisionedPrefix } from '../support/harness';
 import { closeKafka } from '../support/kafka';
@@ -30,7 +30,7 @@ function expectRefused(res: { status: number; body: unknown }, cause: string) {
   });
 }
 
-function sign(key: KeyLike, alg: string, claims: Record<string, unknown> = {}, kid?: string) {
+function sign(key: CryptoKey, alg: string, claims: Record<string, unknown> = {}, kid?: string) {
   return new SignJWT(claims)
     .setProtectedHeader({ alg, ...(kid ? { kid } : {}) })
     .setExpirationTime('10m')
@@ -40,7 +40,7 @@ function sign(key: KeyLike, alg: string, claims: Record<string, unknown> = {}, k
 describe('a gateway verifying with a JWKS endpoint', () => {
   let gateway: Gateway;
   let jwks: http.Server;
-  let signingKey: KeyLike;
+  let signingKey: CryptoKey;
 
   beforeAll(async () => {
     const pair = await generateKeyPair('RS256');
@@ -78,7 +78,7 @@ describe('a gateway verifying with a JWKS endpoint', () => {
 
 describe('a gateway verifying with an ES256 public key, an issuer and an audience', () => {
   let gateway: Gateway;
-  let signingKey: KeyLike;
+  let signingKey: CryptoKey;
 
   beforeAll(async () => {
     const pair = await generateKeyPair('ES256');
