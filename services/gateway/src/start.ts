@@ -53,6 +53,13 @@ const PING_RETRY_PAUSE_MS = 50;
 
 /** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
 const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * Connections the kernel holds completed for the gateway to accept. Node's default of 511 overflows when
+ * a fleet reconnects at once while the event loop is busy: each connection dropped there is retried by
+ * the device's TCP stack after 1, 3, 7, 15 s, so it answers late or times out. The kernel caps this at
+ * net.core.somaxconn, which is the operator's knob.
+ */
+const LISTEN_BACKLOG = 4096;
 
 /**
  * How often Node looks for requests past their headers or request timeout. Its default, 30 s, would let a
@@ -250,7 +257,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.PORT, resolve);
+    server.listen({ port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, instanceId: config.instanceId, topics }, 'gateway listening');
