@@ -1,6 +1,7 @@
 // Turns many concurrent calls into one. A writer handles the partitions of a fetch concurrently, one
 // batch each; storing them with one statement and replying with one produce costs one database commit
-// and one broker round trip per fetch instead of one per partition.
+// and one broker round trip per fetch instead of one per partition. The gateway looks up the last
+// locations asked for at once with one statement in the same way.
 
 /** Stores or sends a list of items and answers one result per item, in order. */
 export type BatchRun<T, R> = (items: T[]) => Promise<R[]>;

@@ -2,6 +2,8 @@
 // (late ones included), history pages that cover a range exactly once, and every refusal.
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { createPositionReader } from '../../services/gateway/src/positions/read-positions';
+import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -40,8 +42,12 @@ async function postTrip(trip: Record<string, unknown>): Promise<number> {
   return res.body.data.id as number;
 }
 
-/** Positions stored straight in the table, one per gps time; returns their ids in time order. */
+/**
+ * Positions stored straight in the table, one per gps time; returns their ids in time order. The
+ * days' partitions are made first, as the trip-writer makes them for the positions it stores.
+ */
 async function insertPositions(imei: string, gpsTimes: readonly string[]): Promise<number[]> {
+  for (const day of new Set(gpsTimes.map((time) => dayOf(time)!))) await createPartition(db(), day);
   const result = await db().query<{ id: string }>(
     `INSERT INTO trip_locations (imei, gps_time, latitude, longitude, speed, ignition)
      SELECT $1, t, -6.2, 106.8, 10, true FROM unnest($2::timestamptz[]) AS t
@@ -120,6 +126,22 @@ describe('last location', () => {
     await postTrip(first);
 
     expect((await lastLocation(imei)).body.data).toMatchObject({ id: newestId, gpsTime: '2026-11-22T11:05:00.000Z' });
+  });
+
+  test('asked for in one turn, several devices each get their own last location and one without any its 404', async () => {
+    const [first, second] = [uniqueImei(), uniqueImei()];
+    const firstId = await postTrip(buildTrip({ imei: first, gpsTime: '2026-11-22T12:00:00.123Z' }));
+    const secondId = await postTrip(buildTrip({ imei: second, gpsTime: '2026-11-22T12:30:00Z' }));
+    const reader = createPositionReader({ pool: db() });
+
+    // Asked in one turn of the event loop: the reader serves them with one lookup.
+    const answers = await Promise.allSettled([first, uniqueImei(), second, first].map((imei) => reader.lastLocation(imei)));
+    expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value.data : answer.reason.code))).toEqual([
+      expect.objectContaining({ id: firstId, imei: first, gpsTime: '2026-11-22T12:00:00.123Z' }),
+      'E-N1/1-04',
+      expect.objectContaining({ id: secondId, imei: second, gpsTime: '2026-11-22T12:30:00.000Z' }),
+      expect.objectContaining({ id: firstId, imei: first }),
+    ]);
   });
 
   test('when the device has no position, responds 404 E-N1/1-04', async () => {

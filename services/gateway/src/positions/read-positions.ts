@@ -2,9 +2,10 @@
 // page. Served from PostgreSQL directly, not through Kafka; a database that cannot be reached is a 503
 // the client may retry, as for a category.
 import type { Pool } from 'pg';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { AppError, coalesce, isDatabaseUnavailable } from '@fleet/shared';
 import { encodeCursor, microsToIso, parseHistoryQuery, parseImei } from './position-query';
-import { findHistoryPage, findLastLocation, type Position } from './position-store';
+import { findHistoryPage, findLastLocations, type Position } from './position-store';
+import { epochMicros } from './stored-time';
 
 export interface HistoryPage {
   data: Position[];
@@ -33,10 +34,17 @@ async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
 
 export function createPositionReader(deps: PositionReaderDeps): PositionReader {
   const now = deps.now ?? (() => new Date());
+  // The last locations asked for while a lookup is under way are looked up together, in one statement:
+  // per device that costs PostgreSQL and this process a fraction of a statement each. A lookup starts
+  // after the requests it serves arrived, so it sees every position committed before they were sent.
+  const lastLocations = coalesce(async (imeis: string[]) => {
+    const found = await findLastLocations(deps.pool, [...new Set(imeis)]);
+    return imeis.map((imei) => found.get(imei));
+  });
   return {
     async lastLocation(rawImei) {
       const imei = parseImei(rawImei);
-      const position = await fromDatabase(() => findLastLocation(deps.pool, imei));
+      const [position] = await fromDatabase(() => lastLocations([imei]));
       if (!position) throw new AppError({ kind: 'positionNotFound', detail: `no position of device ${imei} has been recorded` });
       return { data: position };
     },
@@ -58,7 +66,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
       const last = page[page.length - 1];
       const nextCursor =
         rows.length > limit && last
-          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: BigInt(last.gpsTimeMicros) })
+          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: epochMicros(last.exactGpsTime) })
           : null;
       return { data: page.map((row) => row.position), nextCursor };
     },
