@@ -61,6 +61,8 @@ test('every scenario runs against the started stack and is answered without erro
     'vehicle group create, 10 ids',
     'last-location read',
     'history page, one device one day',
+    'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
+    'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
   ]);
   for (const scenario of report.scenarios) {
     expect(scenario.requestsPerSecond).toBeGreaterThan(0);
@@ -90,6 +92,7 @@ test('the peak memory of every service is read, and every target is reported', (
   expect(report.targets.map((target) => target.what)).toEqual([
     'category read / hello-world',
     'trip create / hello-world',
+    'gateway CPU per trip create / hello-world CPU per request',
     'trip create / naive design',
     'errors, all scenarios',
     'trip create p99 / hello-world p99',
@@ -98,6 +101,7 @@ test('the peak memory of every service is read, and every target is reported', (
     'history page p99 (ms)',
     'trip create / hello-world, against the last run before partitioning',
     'gateway peak RSS (MiB)',
+    'scale-out 2+2 / 1+1 positions/s',
   ]);
 });
 
@@ -127,6 +131,28 @@ test('the volume is generated in the database: every device with the same number
   expect(markdownTable(report)).toContain(
     `Volume: 20000 positions of 100 devices over 30 days, generated in the database in ${Number(volume.generationSeconds.toFixed(1))} s`,
   );
+
+  const { rows: size } = await db.query<{ bytes: string }>(
+    `SELECT sum(pg_total_relation_size(relid)) AS bytes FROM pg_partition_tree('trip_locations')`,
+  );
+  // The scenarios stored positions of their own since: the volume's share is at most the table's size now.
+  expect(volume.bytesPerPosition).toBeGreaterThan(0);
+  expect(volume.bytesPerPosition! * volume.positions).toBeLessThanOrEqual(Number(size[0]!.bytes));
+});
+
+test('the capacity model is read from the CPU per position of the single and the batch posts of the same run', () => {
+  const capacity = report.capacity!;
+  const single = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!.cpuMicrosPerRequest;
+  const batch = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 positions')!.cpuMicrosPerPosition!;
+  expect(capacity.singlePosts.gateway).toBeCloseTo(1_000_000 / single.gateway!, 6);
+  expect(capacity.batches['trip-writer']).toBeCloseTo(1_000_000 / batch['trip-writer']!, 6);
+  expect(capacity.batchPositions).toBe(100);
+  expect(capacity.plans.map((plan) => [plan.positionsPerSecond, plan.devices])).toEqual([
+    [1_000, 10_000],
+    [10_000, 100_000],
+    [100_000, 1_000_000],
+  ]);
+  expect(markdownTable(report)).toContain('| 100 positions a request |');
 });
 
 test('the reads of the volume are reported against their targets: last locations as a ratio to hello-world, history pages by their p99', () => {
@@ -163,7 +189,11 @@ test('the batch scenario counts the positions it stored, and is compared with si
   const batch = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 positions')!;
   const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
   expect(batch.positionsPerSecond).toBeCloseTo(batch.requestsPerSecond * 100, 6);
-  expect(report.scenarios.filter((scenario) => scenario.positionsPerSecond !== undefined)).toEqual([batch]);
+  expect(report.scenarios.filter((scenario) => scenario.positionsPerSecond !== undefined).map((scenario) => scenario.name)).toEqual([
+    'trip batch, 100 positions',
+    'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
+    'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
+  ]);
   const gain = report.targets.find((target) => target.what === 'trip batch positions/s / trip create req/s')!;
   expect(gain.value).toBeCloseTo(batch.positionsPerSecond! / batch.baseline.requestsPerSecond / trip.ratio, 10);
   expect(gain).toMatchObject({ target: '>= 8x', met: gain.value >= 8 });
@@ -218,4 +248,40 @@ test('every scenario reports the CPU per request of the server it measures, Post
     expect(cpuSection).toContain(`| ${scenario.name} | ${Number(scenario.cpuMicrosPerRequest.gateway!.toFixed(1))} |`);
   }
   expect(cpuSection).toContain(`| trip batch, 100 positions, per position | ${Number(batch.cpuMicrosPerPosition!.gateway!.toFixed(1))} |`);
+});
+
+test('the scale-out posts trip creates through one gateway and trip-writer, then through two of each, and reports the quotient of their positions per second', () => {
+  const one = report.scenarios.find((scenario) => scenario.name === 'scale-out: 1 gateway + 1 trip-writer, trip create JSON')!;
+  const two = report.scenarios.find((scenario) => scenario.name === 'scale-out: 2 gateways + 2 trip-writers, trip create JSON')!;
+  // One position per create: positions per second are requests per second, and no per-position CPU row repeats them.
+  for (const scenario of [one, two]) {
+    expect(scenario.positionsPerSecond).toBe(scenario.requestsPerSecond);
+    expect(scenario.cpuMicrosPerPosition).toBeUndefined();
+  }
+  // Both gateways answered creates in the measured window, and each of the four processes used CPU.
+  expect(Object.keys(two.requestsByGateway!)).toEqual(['gateway 1', 'gateway 2']);
+  for (const count of Object.values(two.requestsByGateway!)) expect(count).toBeGreaterThan(0);
+  expect(Object.keys(two.cpuMicrosPerRequestByProcess!)).toEqual(['gateway 1', 'gateway 2', 'trip-writer 1', 'trip-writer 2']);
+  for (const micros of Object.values(two.cpuMicrosPerRequestByProcess!)) expect(micros).toBeGreaterThanOrEqual(0);
+  // The gateway and trip-writer columns are each the two processes together.
+  const byProcess = two.cpuMicrosPerRequestByProcess!;
+  expect(two.cpuMicrosPerRequest.gateway).toBeCloseTo(byProcess['gateway 1']! + byProcess['gateway 2']!, 6);
+  expect(two.cpuMicrosPerRequest['trip-writer']).toBeCloseTo(byProcess['trip-writer 1']! + byProcess['trip-writer 2']!, 6);
+  expect(one.requestsByGateway).toBeUndefined();
+  expect(one.cpuMicrosPerRequestByProcess).toBeUndefined();
+
+  const gain = report.targets.find((target) => target.what === 'scale-out 2+2 / 1+1 positions/s')!;
+  expect(gain).toEqual({
+    what: 'scale-out 2+2 / 1+1 positions/s',
+    value: two.positionsPerSecond! / one.positionsPerSecond!,
+    target: 'none set',
+    met: null,
+  });
+  const markdown = markdownTable(report);
+  expect(markdown).toContain(`| scale-out 2+2 / 1+1 positions/s | ${Number(gain.value.toFixed(3))} | none set | reported |`);
+  expect(markdown).toContain(`Positions stored per second, ${two.name}: ${Math.round(two.positionsPerSecond!)}`);
+  expect(markdown).toContain(
+    `Requests answered by each gateway, ${two.name}: gateway 1 ${two.requestsByGateway!['gateway 1']}, gateway 2 ${two.requestsByGateway!['gateway 2']}`,
+  );
+  expect(markdown).toContain(`CPU per request by process, µs, ${two.name}: gateway 1 ${Number(byProcess['gateway 1']!.toFixed(1))}, `);
 });

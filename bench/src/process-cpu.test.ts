@@ -1,6 +1,17 @@
 // The reading of CPU time from /proc that the benchmark's CPU per request rests on.
 import { readFileSync } from 'node:fs';
-import { clockTicksPerSecond, cpuBetween, cpuSnapshot, listenerPid, parseProcStat, perUnit, postgresPids } from './process-cpu';
+import {
+  clockTicksPerSecond,
+  cpuBetween,
+  cpuSnapshot,
+  listenerPid,
+  parseProcStat,
+  perUnit,
+  postgresPids,
+  processCpuBetween,
+  type CpuPart,
+  type CpuSnapshot,
+} from './process-cpu';
 
 /** A stat line with the given command name, utime 250, stime 75 and starttime 9000. */
 const statLine = (comm: string) => `123 (${comm}) S 1 123 123 0 -1 4194560 500 0 0 0 250 75 0 0 20 0 1 0 9000 1000000 200 0 0`;
@@ -49,4 +60,31 @@ test('CPU between two snapshots is that of the processes found, null for a part 
   expect(perRequest.gateway).toBeCloseTo((cpu.gateway! * 1e6) / 1000, 6);
   expect(perRequest.broker).toBeNull();
   expect(perRequest.total).toBeCloseTo(perRequest.gateway! + perRequest.postgres! + perRequest.loadGenerator!, 6);
+});
+
+/** A snapshot holding the given CPU ticks by `pid:start` per part. */
+const snapshot = (parts: Partial<Record<CpuPart, Record<string, number>>>): CpuSnapshot => ({
+  parts: new Map(Object.entries(parts).map(([part, ticks]) => [part as CpuPart, new Map(Object.entries(ticks))])),
+  loadGenerator: { user: 0, system: 0 },
+});
+
+test('each process of a part run by several gets its own CPU between two snapshots, whichever part it is in', () => {
+  const start = snapshot({ gateway: { '10:1': 100, '11:5': 300 }, 'trip-writer': { '20:2': 50 } });
+  const end = snapshot({ gateway: { '10:1': 160, '11:5': 320 }, 'trip-writer': { '20:2': 90, '21:9': 30 } });
+  const ticks = clockTicksPerSecond();
+  expect(processCpuBetween(start, end, 10)).toBeCloseTo(60 / ticks, 10);
+  expect(processCpuBetween(start, end, 11)).toBeCloseTo(20 / ticks, 10);
+  expect(processCpuBetween(start, end, 20)).toBeCloseTo(40 / ticks, 10);
+  // Started inside the window: from zero, as the part's sum counts it.
+  expect(processCpuBetween(start, end, 21)).toBeCloseTo(30 / ticks, 10);
+  // Not a prefix of another pid: 1 is neither 10 nor 11.
+  expect(processCpuBetween(start, end, 1)).toBeNull();
+  const parts = cpuBetween(start, end);
+  expect(parts.gateway).toBeCloseTo(processCpuBetween(start, end, 10)! + processCpuBetween(start, end, 11)!, 10);
+});
+
+test('a pid reused by another process counts that process from zero, not from the one before it', () => {
+  const start = snapshot({ gateway: { '10:1': 500 } });
+  const end = snapshot({ gateway: { '10:7': 25 } });
+  expect(processCpuBetween(start, end, 10)).toBeCloseTo(25 / clockTicksPerSecond(), 10);
 });

@@ -164,6 +164,20 @@ export function cpuBetween(start: CpuSnapshot, end: CpuSnapshot): CpuSeconds {
   return seconds;
 }
 
+/**
+ * CPU seconds of one process of the end snapshot between the two, whichever part it counts in: for a
+ * part run by several processes (the scale-out's two gateways), each one's share. Null when the end
+ * snapshot does not hold it.
+ */
+export function processCpuBetween(start: CpuSnapshot, end: CpuSnapshot, pid: number): number | null {
+  for (const [part, atEnd] of end.parts) {
+    for (const [key, ticks] of atEnd ?? []) {
+      if (key.startsWith(`${pid}:`)) return (ticks - (start.parts.get(part)?.get(key) ?? 0)) / clockTicksPerSecond();
+    }
+  }
+  return null;
+}
+
 /** Adds the CPU of several windows (the hello-world runs), part by part. */
 export function addCpu(a: CpuSeconds, b: CpuSeconds): CpuSeconds {
   const sum = {} as CpuSeconds;

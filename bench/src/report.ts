@@ -1,6 +1,7 @@
-// Presents a benchmark run: the table printed to the terminal and the README, and the same figures
+// Presents a benchmark run: the table printed to the terminal and docs/performance.md, and the same figures
 // as an SVG bar chart of ratios to hello-world.
 import { CPU_PARTS, type CpuPerRequest } from './process-cpu';
+import { CAPACITY_PARTS, PLANNED_UTILISATION, REPORT_INTERVAL_S, type CapacityModel } from './capacity';
 import type { BenchReport } from './run-bench';
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
@@ -15,7 +16,10 @@ const CPU_HEADINGS: Record<keyof CpuPerRequest, string> = {
   total: 'total',
 };
 
-/** CPU per request of each process, µs, one row per scenario (and one per position for a batch). */
+/**
+ * CPU per request of each process, µs, one row per scenario (and one per position for a batch); then,
+ * for a scenario whose parts ran as several processes (the scale-out), each process on its own.
+ */
 export function cpuTable(report: BenchReport): string[] {
   const columns = [...CPU_PARTS, 'total'] as Array<keyof CpuPerRequest>;
   const row = (name: string, cpu: CpuPerRequest) =>
@@ -29,6 +33,40 @@ export function cpuTable(report: BenchReport): string[] {
       row(s.name, s.cpuMicrosPerRequest),
       ...(s.cpuMicrosPerPosition ? [row(`${s.name}, per position`, s.cpuMicrosPerPosition)] : []),
     ]),
+    ...report.scenarios
+      .filter((s) => s.cpuMicrosPerRequestByProcess)
+      .flatMap((s) => [
+        '',
+        `CPU per request by process, µs, ${s.name}: ` +
+          Object.entries(s.cpuMicrosPerRequestByProcess!)
+            .map(([label, micros]) => `${label} ${micros === null ? 'n/a' : round(micros, 1)}`)
+            .join(', '),
+      ]),
+  ];
+}
+
+const thousands = (value: number | null) => (value === null ? 'n/a' : Math.round(value).toLocaleString('en-US'));
+
+/** Positions a second per core of each part, measured, and the plans extrapolated from them. */
+export function capacityTable(capacity: CapacityModel): string[] {
+  const plans = capacity.plans.map(
+    (plan) =>
+      `| ${thousands(plan.positionsPerSecond)} | ${thousands(plan.devices)} | ${plan.gateways} | ${plan.tripWriters} | ${plan.partitions} | ` +
+      `${plan.brokerCores} | ${plan.postgresCores} | ${plan.storageGiBPerDay === null ? 'n/a' : round(plan.storageGiBPerDay, 1)} |`,
+  );
+  return [
+    'Capacity: positions stored per second per core of each part (measured: 1 s of CPU over the µs per position above)',
+    '',
+    `| posted | ${CAPACITY_PARTS.map((part) => (part === 'gateway' ? 'gateway' : CPU_HEADINGS[part])).join(' | ')} |`,
+    `|---|${CAPACITY_PARTS.map(() => '---:').join('|')}|`,
+    `| one position a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.singlePosts[part])).join(' | ')} |`,
+    `| ${capacity.batchPositions} positions a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.batches[part])).join(' | ')} |`,
+    '',
+    `Extrapolated for devices each posting one position every ${REPORT_INTERVAL_S} s, parts planned ${PLANNED_UTILISATION * 100}% busy`,
+    '',
+    '| positions/s | devices | gateways | trip-writers | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...plans,
   ];
 }
 
@@ -44,18 +82,31 @@ export function markdownTable(report: BenchReport): string {
   const positions = report.scenarios
     .filter((s) => s.positionsPerSecond !== undefined)
     .map((s) => `Positions stored per second, ${s.name}: ${Math.round(s.positionsPerSecond!)}`);
+  const split = report.scenarios
+    .filter((s) => s.requestsByGateway)
+    .map(
+      (s) =>
+        `Requests answered by each gateway, ${s.name}: ` +
+        Object.entries(s.requestsByGateway!)
+          .map(([label, count]) => `${label} ${count}`)
+          .join(', '),
+    );
   const volume = report.volume
     ? [
         '',
         `Volume: ${report.volume.positions} positions of ${report.volume.devices} devices over ${report.volume.days} days, ` +
           `generated in the database in ${round(report.volume.generationSeconds, 1)} s; ` +
-          `trip_locations ${report.volume.tripLocationsPartitioned ? 'partitioned by day' : 'one table'}`,
+          `trip_locations ${report.volume.tripLocationsPartitioned ? 'partitioned by day' : 'one table'}` +
+          (report.volume.bytesPerPosition
+            ? `, ${Math.round(report.volume.bytesPerPosition)} bytes a position on disk with its indexes`
+            : ''),
       ]
     : [];
   const before = report.tripCreateBefore
     ? `Trip creates compared with the run of ${report.tripCreateBefore.startedAt}, the last before partitioning: ratio ${round(report.tripCreateBefore.ratio, 3)} to hello-world`
     : 'No earlier run before partitioning at these connections to compare trip creates with';
-  const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${t.met ? 'met' : 'MISSED'} |`);
+  const verdict = (met: boolean | null) => (met === null ? 'reported' : met ? 'met' : 'MISSED');
+  const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${verdict(t.met)} |`);
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
@@ -70,6 +121,7 @@ export function markdownTable(report: BenchReport): string {
     '',
     `Hello-world runs, req/s, in order: ${report.helloWorldRuns.map((run) => Math.round(run)).join(', ')}`,
     ...(positions.length ? ['', ...positions] : []),
+    ...(split.length ? ['', ...split] : []),
     '',
     `Peak RSS: ${rss}`,
     '',
@@ -78,6 +130,7 @@ export function markdownTable(report: BenchReport): string {
     ...targets,
     '',
     before,
+    ...(report.capacity ? ['', ...capacityTable(report.capacity)] : []),
   ].join('\n');
 }
 

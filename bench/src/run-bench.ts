@@ -15,6 +15,9 @@ import { SignJWT } from 'jose';
 import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
+import { benchTargets, ratioTo } from './targets';
+import { capacityModel, type CapacityModel } from './capacity';
+import { postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
   addCpu,
   CPU_PARTS,
@@ -23,6 +26,7 @@ import {
   localBrokerPid,
   perUnit,
   postgresPids,
+  processCpuBetween,
   type CpuPart,
   type CpuPerRequest,
   type CpuSeconds,
@@ -65,7 +69,7 @@ export interface ScenarioResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-  /** For a scenario posting many positions per request: positions stored per second. */
+  /** For a scenario counted in positions (a batch, the scale-out's creates): positions stored per second. */
   positionsPerSecond?: number;
   /** The mean of the hello-world runs just before and just after this scenario (for hello-world: of all its runs). */
   baseline: { requestsPerSecond: number; p99Ms: number };
@@ -74,13 +78,18 @@ export interface ScenarioResult {
   cpuMicrosPerRequest: CpuPerRequest;
   /** For a scenario posting many positions per request: the same per position. */
   cpuMicrosPerPosition?: CpuPerRequest;
+  /** For a part run by several processes (the scale-out's): each process's CPU per request, by its label. */
+  cpuMicrosPerRequestByProcess?: Record<string, number | null>;
+  /** For a load split over several gateways (the scale-out's): the requests each answered in the measured window. */
+  requestsByGateway?: Record<string, number>;
 }
 
 export interface Target {
   what: string;
   value: number;
   target: string;
-  met: boolean;
+  /** Null for a figure reported for information, against no goal. */
+  met: boolean | null;
 }
 
 export interface BenchReport {
@@ -98,6 +107,8 @@ export interface BenchReport {
   helloWorldRuns: number[];
   peakRssMiB: Record<string, number | null>;
   targets: Target[];
+  /** Positions a second per core of each part, and what fleets of 1k-100k positions a second would need; absent from older runs. */
+  capacity?: CapacityModel;
 }
 
 interface Running {
@@ -112,7 +123,7 @@ interface LoadRequest {
   /** A function when each request comes from another client (another device's token). */
   headers?: Record<string, string> | (() => Record<string, string>);
   body?: () => string;
-  /** Positions each request carries, for a batch. */
+  /** Positions each request carries, where positions per second are reported (a batch, the scale-out's creates). */
   positions?: number;
   /** For a batch: how many of its positions the answer refused, each counted as an error. */
   refused?: (body: string) => number;
@@ -181,12 +192,18 @@ function peakRssMiB(pid: number): number | null {
   }
 }
 
-async function load(url: string, request: LoadRequest, connections: number, seconds: number) {
+/**
+ * Several URLs (the scale-out's gateways) share the connections in turn, connection i going to URL
+ * i mod n, in one autocannon run: its figures and its latency histogram are then of all the requests,
+ * with no summing of runs nor merging of percentiles. autocannon takes a list (its README: "More than one
+ * URL is allowed"); its type declarations know only one.
+ */
+async function load(url: string | string[], request: LoadRequest, connections: number, seconds: number) {
   let refused = 0;
   const { path: requestPath, body: makeBody, headers } = request;
   const perRequest = makeBody || typeof requestPath !== 'string' || typeof headers === 'function';
   const result = await autocannon({
-    url,
+    url: url as string,
     connections,
     duration: seconds,
     requests: [
@@ -217,10 +234,15 @@ async function load(url: string, request: LoadRequest, connections: number, seco
   return { result, refused };
 }
 
-type Measured = Omit<ScenarioResult, 'baseline' | 'ratio' | 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition'> & {
+type Measured = Omit<
+  ScenarioResult,
+  'baseline' | 'ratio' | 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition' | 'cpuMicrosPerRequestByProcess'
+> & {
   cpu: CpuSeconds;
   /** Requests answered in the measured window. */
   answered: number;
+  /** CPU seconds of each process `CpuOf.processes` names. */
+  cpuByProcess?: Record<string, number | null>;
 };
 
 /** The console's short form of a scenario's CPU; `server` names what the `gateway` part is. */
@@ -230,24 +252,60 @@ function cpuSummary(cpu: CpuPerRequest, server: string): string {
   return `CPU ${Math.round(cpu.total)} µs/req (${parts.join(', ')})`;
 }
 
-const ratioTo = (value: number, baseline: number) => (baseline > 0 ? value / baseline : 0);
+/** One process's CPU seconds as µs per request answered, as `perUnit` gives each part's. */
+const microsPerRequest = (seconds: number | null, answered: number) =>
+  seconds === null || answered <= 0 ? null : (seconds * 1e6) / answered;
 
 /** The processes whose CPU a scenario counts, and what its `gateway` part is (a baseline server stands in for it). */
 interface CpuOf {
   sources: CpuSources;
   server: 'gateway' | 'server';
+  /** Processes whose CPU is also reported one by one, by label: those of a part run by several. */
+  processes?: Record<string, number>;
 }
 
-/** Measures after the warm-up, with the CPU of the processes `sources` names read around the measured window. */
-async function measure(name: string, url: string, request: LoadRequest, options: BenchOptions, cpuOf: CpuOf): Promise<Measured> {
+/** Reads each of several counters at once, by label. */
+async function readCounters(counters: Record<string, () => Promise<number>>): Promise<Record<string, number>> {
+  return Object.fromEntries(await Promise.all(Object.entries(counters).map(async ([label, read]) => [label, await read()])));
+}
+
+/**
+ * Measures after the warm-up, with the CPU of the processes `sources` names read around the measured
+ * window, and `gateways`' counters of requests answered, by label, where the load is split over several.
+ */
+async function measure(
+  name: string,
+  url: string | string[],
+  request: LoadRequest,
+  options: BenchOptions,
+  cpuOf: CpuOf,
+  gateways?: Record<string, () => Promise<number>>,
+): Promise<Measured> {
   if (options.warmupSeconds > 0) await load(url, request, options.connections, options.warmupSeconds);
+  const countedBefore = gateways && (await readCounters(gateways));
   const before = cpuSnapshot(cpuOf.sources);
   const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
-  const cpu = cpuBetween(before, cpuSnapshot(cpuOf.sources));
+  const after = cpuSnapshot(cpuOf.sources);
+  const countedAfter = gateways && (await readCounters(gateways));
+  const requestsByGateway =
+    countedBefore && countedAfter
+      ? Object.fromEntries(Object.entries(countedAfter).map(([label, count]) => [label, count - countedBefore[label]!]))
+      : undefined;
+  const cpu = cpuBetween(before, after);
+  const cpuByProcess = cpuOf.processes
+    ? Object.fromEntries(Object.entries(cpuOf.processes).map(([label, pid]) => [label, processCpuBetween(before, after, pid)]))
+    : undefined;
   const errors = result.errors + result.timeouts + result.non2xx + refused;
+  const byProcess = Object.entries(cpuByProcess ?? {}).map(([label, seconds]) => {
+    const micros = microsPerRequest(seconds, result.requests.total);
+    return `${label} ${micros === null ? 'n/a' : Math.round(micros)}`;
+  });
+  const byGateway = Object.entries(requestsByGateway ?? {}).map(([label, count]) => `${label} ${count}`);
   process.stderr.write(
     `  ${name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${errors} errors, ` +
-      `${cpuSummary(perUnit(cpu, result.requests.total), cpuOf.server)}\n`,
+      `${cpuSummary(perUnit(cpu, result.requests.total), cpuOf.server)}` +
+      `${byProcess.length ? `; by process ${byProcess.join(', ')}` : ''}` +
+      `${byGateway.length ? `; requests answered by ${byGateway.join(', ')}` : ''}\n`,
   );
   return {
     name,
@@ -258,18 +316,27 @@ async function measure(name: string, url: string, request: LoadRequest, options:
     ...(request.positions ? { positionsPerSecond: result.requests.average * request.positions } : {}),
     cpu,
     answered: result.requests.total,
+    ...(cpuByProcess ? { cpuByProcess } : {}),
+    ...(requestsByGateway ? { requestsByGateway } : {}),
   };
 }
 
-/** A scenario's CPU per request, and per position for a batch. */
+/** A scenario's CPU per request, per position for a batch, and per process where several are told apart. */
 function cpuPerRequest(
-  cpu: CpuSeconds,
-  answered: number,
+  { cpu, answered, cpuByProcess }: Pick<Measured, 'cpu' | 'answered' | 'cpuByProcess'>,
   positions?: number,
-): Pick<ScenarioResult, 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition'> {
+): Pick<ScenarioResult, 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition' | 'cpuMicrosPerRequestByProcess'> {
   return {
     cpuMicrosPerRequest: perUnit(cpu, answered),
-    ...(positions ? { cpuMicrosPerPosition: perUnit(cpu, answered * positions) } : {}),
+    // A request of one position: per position would only repeat per request.
+    ...(positions && positions > 1 ? { cpuMicrosPerPosition: perUnit(cpu, answered * positions) } : {}),
+    ...(cpuByProcess
+      ? {
+          cpuMicrosPerRequestByProcess: Object.fromEntries(
+            Object.entries(cpuByProcess).map(([label, seconds]) => [label, microsPerRequest(seconds, answered)]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -338,6 +405,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const jwtSecret = options.jwtSecret ?? randomBytes(32).toString('base64url');
   const startedAt = new Date().toISOString();
   const stopList: ChildProcess[] = [];
+  /** The scale-out's second gateway and trip-writer while they run. */
+  let scaleOut: ScaleOut | undefined;
   const stopAll = async () => {
     await Promise.all(
       stopList.map(
@@ -436,6 +505,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
     const bearer = () => ({ authorization: `Bearer ${tokens[Math.floor(Math.random() * tokens.length)]!}` });
     const json = { 'content-type': 'application/json' };
+    const tripCreateJson: LoadRequest = {
+      method: 'POST',
+      path: '/fleet/api/v1/trip-location',
+      headers: () => ({ ...bearer(), ...json }),
+      body: () => JSON.stringify(uniqueTrip()),
+    };
 
     process.stderr.write(
       `bench: ${options.connections} connections, ${options.durationSeconds} s each after ${options.warmupSeconds} s warm-up\n`,
@@ -451,16 +526,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         url: gatewayUrl,
         request: { method: 'GET', path: `/order/api/web/v1/product-category/${categoryId}`, headers: { authorization: apiKey } },
       },
-      {
-        name: 'trip create, JSON',
-        url: gatewayUrl,
-        request: {
-          method: 'POST',
-          path: '/fleet/api/v1/trip-location',
-          headers: () => ({ ...bearer(), ...json }),
-          body: () => JSON.stringify(uniqueTrip()),
-        },
-      },
+      { name: 'trip create, JSON', url: gatewayUrl, request: tripCreateJson },
       {
         name: 'trip create, form',
         url: gatewayUrl,
@@ -509,16 +575,30 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const services = launcher?.pid ? serviceProcesses(launcher.pid) : {};
     if (brokerPid === null && launcher && options.kafkaBrokers) brokerPid = localBrokerPid(options.kafkaBrokers);
     const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(options.databaseUrl).hostname);
-    const pidOf = (pid: number | null | undefined) => () => (pid ? [pid] : []);
-    const cpuOf = (server: ChildProcess | undefined): CpuOf => ({
+    const pidsOf =
+      (...pids: Array<number | null | undefined>) =>
+      () =>
+        pids.filter((pid): pid is number => Boolean(pid));
+    // With the scale-out running, a part is both its processes, and each is also reported on its own.
+    const cpuOf = (server?: ChildProcess, twins?: ScaleOut): CpuOf => ({
       sources: {
-        gateway: pidOf(server ? server.pid : services.gateway),
-        'trip-writer': pidOf(services['trip-writer']),
-        'group-writer': pidOf(services['group-writer']),
-        broker: pidOf(brokerPid),
+        gateway: server ? pidsOf(server.pid) : pidsOf(services.gateway, twins?.gatewayPid),
+        'trip-writer': pidsOf(services['trip-writer'], twins?.tripWriterPid),
+        'group-writer': pidsOf(services['group-writer']),
+        broker: pidsOf(brokerPid),
         postgres: local ? postgresPids : () => [],
       },
       server: server ? 'server' : 'gateway',
+      ...(twins && services.gateway && services['trip-writer']
+        ? {
+            processes: {
+              'gateway 1': services.gateway,
+              'gateway 2': twins.gatewayPid,
+              'trip-writer 1': services['trip-writer'],
+              'trip-writer 2': twins.tripWriterPid,
+            },
+          }
+        : {}),
     });
 
     // The hello-world server stays warm between its runs; only its first run needs the warm-up.
@@ -532,8 +612,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       );
     const helloRuns: Measured[] = [await measureHello(true)];
     const measured: ScenarioResult[] = [];
-    for (const { name, url, request } of scenarioLoads) {
-      const result = await measure(name, url, request, options, cpuOf(url === naive.url ? naive.process : undefined));
+    /** Measures a scenario and the hello-world run after it, the one before being the last already run. */
+    const runScenario = async (
+      name: string,
+      url: string | string[],
+      request: LoadRequest,
+      sources: CpuOf,
+      gateways?: Record<string, () => Promise<number>>,
+    ) => {
+      const result = await measure(name, url, request, options, sources, gateways);
       const before = helloRuns.at(-1)!;
       const after = await measureHello(false);
       helloRuns.push(after);
@@ -541,13 +628,51 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         requestsPerSecond: (before.requestsPerSecond + after.requestsPerSecond) / 2,
         p99Ms: (before.p99Ms + after.p99Ms) / 2,
       };
-      const { cpu, answered, ...figures } = result;
+      const { cpu, answered, cpuByProcess, ...figures } = result;
       measured.push({
         ...figures,
         baseline,
         ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond),
-        ...cpuPerRequest(cpu, answered, request.positions),
+        ...cpuPerRequest({ cpu, answered, cpuByProcess }, request.positions),
       });
+    };
+    for (const { name, url, request } of scenarioLoads) {
+      await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
+    }
+
+    // Scale-out: the same trip creates through one gateway and one trip-writer, then through two of each
+    // in one consumer group, the connections split evenly over the two gateways. 1 + 1 is measured
+    // afresh just before 2 + 2 rather than taken from the trip create scenario above, so that the host
+    // has least time to drift between the two. Only a stack started here has processes to copy.
+    if (services.gateway && services['trip-writer']) {
+      const creates: LoadRequest = { ...tripCreateJson, positions: 1 };
+      await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf());
+      process.stderr.write('bench: starting a second gateway and a second trip-writer\n');
+      const gatewayPort = await freePort();
+      let metricsPort = await freePort();
+      while (metricsPort === gatewayPort) metricsPort = await freePort();
+      scaleOut = await startScaleOut({
+        gatewayPid: services.gateway,
+        tripWriterPid: services['trip-writer'],
+        gatewayUrl,
+        ports: [gatewayPort, metricsPort],
+        create: async (url) => {
+          const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
+            method: 'POST',
+            headers: { ...bearer(), ...json },
+            body: JSON.stringify(uniqueTrip()),
+          });
+          await response.arrayBuffer();
+          return response.status;
+        },
+      });
+      const [first, second] = [gatewayUrl, scaleOut.gatewayUrl];
+      await runScenario(SCALE_OUT_TWO, [first, second], creates, cpuOf(undefined, scaleOut), {
+        'gateway 1': () => postsAnswered(first),
+        'gateway 2': () => postsAnswered(second),
+      });
+      await scaleOut.stop();
+      scaleOut = undefined;
     }
     const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
     const helloMean = { requestsPerSecond: mean((run) => run.requestsPerSecond), p99Ms: Math.round(mean((run) => run.p99Ms)) };
@@ -569,64 +694,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     ];
     const peakRss: Record<string, number | null> = { gateway: null, 'trip-writer': null, 'group-writer': null };
     for (const [name, pid] of Object.entries(services)) peakRss[name] = peakRssMiB(pid);
-    const gatewayRss = peakRss.gateway ?? null;
 
-    const byName = (name: string) => scenarios.find((scenario) => scenario.name.startsWith(name))!;
-    const trip = byName('trip create, JSON');
-    const batch = byName('trip batch');
-    // Positions per second against single posts per second, each taken relative to its own hello-world
-    // runs, so that a drift of the host between the two scenarios cancels out.
-    const batchGain = ratioTo(ratioTo(batch.positionsPerSecond ?? 0, batch.baseline.requestsPerSecond), trip.ratio);
-    const lastLocation = byName('last-location read');
-    const historyPage = byName('history page');
     const tripCreateBefore = (() => {
       const run = lastRunBeforePartitioning(options.history ?? [], options.connections);
-      const ratio = run?.scenarios.find((scenario) => scenario.name === trip.name)?.ratio;
+      const ratio = run?.scenarios.find((scenario) => scenario.name === 'trip create, JSON')?.ratio;
       return run && ratio ? { startedAt: run.startedAt, ratio } : undefined;
     })();
-    const targets: Target[] = [
-      {
-        what: 'category read / hello-world',
-        value: byName('category read').ratio,
-        target: '>= 0.8',
-        met: byName('category read').ratio >= 0.8,
-      },
-      { what: 'trip create / hello-world', value: trip.ratio, target: '>= 0.5', met: trip.ratio >= 0.5 },
-      // Each as a ratio to its own hello-world run, so that a drift of the host between the two cancels out.
-      {
-        what: 'trip create / naive design',
-        value: ratioTo(trip.ratio, byName('naive').ratio),
-        target: '>= 1',
-        met: trip.ratio >= byName('naive').ratio,
-      },
-      {
-        what: 'errors, all scenarios',
-        value: scenarios.reduce((sum, s) => sum + s.errors, 0),
-        target: '= 0',
-        met: scenarios.every((s) => s.errors === 0),
-      },
-      {
-        what: 'trip create p99 / hello-world p99',
-        value: trip.p99Ms / Math.max(trip.baseline.p99Ms, 1),
-        target: '<= 4',
-        met: trip.p99Ms <= 4 * Math.max(trip.baseline.p99Ms, 1),
-      },
-      { what: 'trip batch positions/s / trip create req/s', value: batchGain, target: '>= 8x', met: batchGain >= 8 },
-      { what: 'last-location read / hello-world', value: lastLocation.ratio, target: '>= 0.7', met: lastLocation.ratio >= 0.7 },
-      { what: 'history page p99 (ms)', value: historyPage.p99Ms, target: '< 20', met: historyPage.p99Ms < 20 },
-      // Ratios to hello-world, not req/s: the two runs may be on hosts of different speeds.
-      ...(tripCreateBefore
-        ? [
-            {
-              what: 'trip create / hello-world, against the last run before partitioning',
-              value: trip.ratio / tripCreateBefore.ratio,
-              target: '>= 1',
-              met: trip.ratio >= tripCreateBefore.ratio,
-            },
-          ]
-        : []),
-      ...(gatewayRss === null ? [] : [{ what: 'gateway peak RSS (MiB)', value: gatewayRss, target: '<= 200', met: gatewayRss <= 200 }]),
-    ];
+    const targets = benchTargets({ scenarios, gatewayRssMiB: peakRss.gateway ?? null, tripCreateBefore });
 
     return {
       startedAt,
@@ -645,8 +719,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       helloWorldRuns: helloRuns.map((run) => run.requestsPerSecond),
       peakRssMiB: peakRss,
       targets,
+      capacity: capacityModel(scenarios, volume.bytesPerPosition, BATCH_POSITIONS),
     };
   } finally {
+    // The second gateway and trip-writer first: the trip-writer leaves its group while the broker runs.
+    await scaleOut?.stop();
     await stopAll();
   }
 }

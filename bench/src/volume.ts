@@ -20,6 +20,8 @@ export interface Volume {
   to: string;
   tripLocationsPartitioned: boolean;
   generationSeconds: number;
+  /** trip_locations on disk, its indexes and TOAST included, per stored position; absent from older runs. */
+  bytesPerPosition?: number;
 }
 
 export const VOLUME_DAYS = 30;
@@ -147,6 +149,10 @@ export async function generateVolume(
       // A role without the right to checkpoint (a stack measured elsewhere) measures without one.
       if (error.code !== INSUFFICIENT_PRIVILEGE) throw error;
     });
+    // Every partition's heap, indexes and TOAST (pg_partition_tree lists a plain table as itself).
+    const { rows } = await client.query<{ bytes: string }>(
+      `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS bytes FROM pg_partition_tree('trip_locations')`,
+    );
     return {
       positions: perDevice * devices,
       devices,
@@ -155,6 +161,7 @@ export async function generateVolume(
       to: new Date(toMs).toISOString(),
       tripLocationsPartitioned: partitioned,
       generationSeconds: (Date.now() - started) / 1000,
+      bytesPerPosition: Number(rows[0]!.bytes) / (perDevice * devices),
     };
   } finally {
     client.release();

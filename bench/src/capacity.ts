@@ -1,0 +1,92 @@
+// The capacity model: what one core of each part of the stack stores, from the CPU per position a run
+// measured, and what a fleet of a given size would need if those costs held as it grows. The per-core
+// figures are measured; the plans are a linear extrapolation of them.
+import type { CpuPerRequest } from './process-cpu';
+import type { ScenarioResult } from './run-bench';
+
+export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
+export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
+
+/** Positions a second one core of a part stores, when it is busy with nothing else; null where unmeasured. */
+export type PerCore = Record<CapacityPart, number | null>;
+
+export interface CapacityPlan {
+  positionsPerSecond: number;
+  /** Devices that many positions a second are, each reporting every REPORT_INTERVAL_S seconds. */
+  devices: number;
+  gateways: number;
+  tripWriters: number;
+  /** Partitions of the trip-locations topic: a consumer group has at most one writer per partition. */
+  partitions: number;
+  brokerCores: number;
+  postgresCores: number;
+  /** trip_locations growth, GiB a day, at the volume's measured bytes per position. */
+  storageGiBPerDay: number | null;
+}
+
+export interface CapacityModel {
+  /** Per core, each position posted on its own (trip create, JSON). */
+  singlePosts: PerCore;
+  /** Per core, positions posted in batches (trip batch). */
+  batches: PerCore;
+  /** Positions in each batch the batch figures were measured with. */
+  batchPositions: number;
+  /** Plans for fleets whose devices each post their positions one at a time. */
+  plans: CapacityPlan[];
+}
+
+/** A fleet's devices each report their position every ten seconds. */
+export const REPORT_INTERVAL_S = 10;
+export const PLANNED_RATES = [1_000, 10_000, 100_000];
+/**
+ * The share of a core planned busy: headroom for bursts (devices reconnecting with buffers), a replica
+ * being replaced, and the latency a saturated event loop adds.
+ */
+export const PLANNED_UTILISATION = 0.7;
+/** The topic's partitions as provisioned; more only where the writers need more. */
+const DEFAULT_PARTITIONS = 12;
+
+function perCore(cpu: CpuPerRequest | undefined): PerCore {
+  const rate = (micros: number | null | undefined) => (micros ? 1_000_000 / micros : null);
+  return {
+    gateway: rate(cpu?.gateway),
+    'trip-writer': rate(cpu?.['trip-writer']),
+    broker: rate(cpu?.broker),
+    postgres: rate(cpu?.postgres),
+  };
+}
+
+/** Cores a part needs for `rate` positions a second, planned at PLANNED_UTILISATION; 0 when unmeasured. */
+const coresFor = (rate: number, perCoreRate: number | null) => (perCoreRate ? rate / perCoreRate / PLANNED_UTILISATION : 0);
+
+/**
+ * A Node.js service runs its JavaScript on one core, so it scales by processes; the broker and
+ * PostgreSQL scale by cores. Partitions: twice the writers, so the group can double without
+ * repartitioning the topic (which would move keys and so a device's order across partitions).
+ */
+export function capacityPlan(rate: number, singlePosts: PerCore, bytesPerPosition: number | undefined): CapacityPlan {
+  const processes = (perCoreRate: number | null) => Math.max(1, Math.ceil(coresFor(rate, perCoreRate)));
+  const tripWriters = processes(singlePosts['trip-writer']);
+  return {
+    positionsPerSecond: rate,
+    devices: rate * REPORT_INTERVAL_S,
+    gateways: processes(singlePosts.gateway),
+    tripWriters,
+    partitions: Math.max(DEFAULT_PARTITIONS, 2 * tripWriters),
+    brokerCores: Math.max(1, Math.ceil(coresFor(rate, singlePosts.broker))),
+    postgresCores: Math.max(1, Math.ceil(coresFor(rate, singlePosts.postgres))),
+    storageGiBPerDay: bytesPerPosition ? (rate * 86_400 * bytesPerPosition) / 2 ** 30 : null,
+  };
+}
+
+export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: number | undefined, batchPositions: number): CapacityModel {
+  const single = scenarios.find((scenario) => scenario.name === 'trip create, JSON');
+  const batch = scenarios.find((scenario) => scenario.cpuMicrosPerPosition !== undefined);
+  const singlePosts = perCore(single?.cpuMicrosPerRequest);
+  return {
+    singlePosts,
+    batches: perCore(batch?.cpuMicrosPerPosition),
+    batchPositions,
+    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, singlePosts, bytesPerPosition)),
+  };
+}

@@ -1,0 +1,162 @@
+// The scale-out scenario's extra processes: a second gateway and a second trip-writer beside the ones the
+// launcher started, and the wait until both carry their share of the work.
+//
+// Each is a twin of the launcher's own process: the same command line (Node.js's flags, those of
+// STACK_NODE_ARGS, the built entry point) and the same environment, read back from /proc, with only its
+// port changed. Rebuilt from the bench's settings instead, it would have to repeat what the launcher
+// adds (the broker it chose, that broker's client settings, the services' V8 flags) and could drift
+// from it; a copy cannot.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** The scale-out scenario's two measurements, one right after the other, in the bench's table. */
+export const SCALE_OUT_ONE = 'scale-out: 1 gateway + 1 trip-writer, trip create JSON';
+export const SCALE_OUT_TWO = 'scale-out: 2 gateways + 2 trip-writers, trip create JSON';
+
+/** A /proc file of NUL-terminated strings (cmdline, environ), as its strings. */
+export function nulSeparated(text: string): string[] {
+  return text.split('\0').filter((part) => part !== '');
+}
+
+/** /proc/<pid>/environ as variables; a value may itself hold '='. */
+export function environOf(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of nulSeparated(text)) {
+    const equals = entry.indexOf('=');
+    if (equals > 0) env[entry.slice(0, equals)] = entry.slice(equals + 1);
+  }
+  return env;
+}
+
+/**
+ * The sum of a metric's samples in a Prometheus text exposition whose labels include `labels`; 0 when
+ * there is none.
+ */
+export function sampleSum(exposition: string, metric: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (match?.[1] !== metric) continue;
+    const found = new Map(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]),
+    );
+    if (Object.entries(labels).every(([name, value]) => found.get(name) === value)) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+/**
+ * The POST requests a gateway has answered 200, from its /metrics: with connections split evenly over
+ * two gateways, each answers as many as its own latency lets them send, so the split of requests is its
+ * own figure. The scrape itself is a GET and is not counted; nor are the requests a load generator
+ * abandons in flight when its run ends, which the gateway records as 499.
+ */
+export async function postsAnswered(gatewayUrl: string): Promise<number> {
+  const response = await fetch(`${gatewayUrl}/metrics`);
+  if (!response.ok) throw new Error(`GET ${gatewayUrl}/metrics answered ${response.status}`);
+  return sampleSum(await response.text(), 'fleet_http_request_duration_seconds_count', { method: 'POST', status: '200' });
+}
+
+/** Starts a copy of a running process, its environment changed by `overrides`. */
+export function startTwin(pid: number, overrides: Record<string, string>): ChildProcess {
+  const [command, ...args] = nulSeparated(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  if (!command) throw new Error(`process ${pid} has no command line to copy`);
+  return spawn(command, args, {
+    env: { ...environOf(readFileSync(`/proc/${pid}/environ`, 'utf8')), ...overrides },
+    // The IPC channel, as the launcher gives its own: the service stops when the bench is gone, even
+    // if the bench dies before it could stop it.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+/** Polls `check` until it holds; fails when it throws, as soon as one of `children` exits, or at the deadline. */
+async function waitFor(what: string, check: () => Promise<boolean>, children: ChildProcess[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const exited = children.find((child) => child.exitCode !== null || child.signalCode !== null);
+    if (exited) throw new Error(`a scale-out process exited (${exited.exitCode ?? exited.signalCode}) while waiting for ${what}`);
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+const READY_TIMEOUT_MS = 90_000;
+/** A joining member waits for the others to rejoin on their next heartbeat; a minute is ample. */
+const REBALANCE_TIMEOUT_MS = 60_000;
+const CREATES_PER_ROUND = 10;
+
+export interface ScaleOut {
+  /** The second gateway. */
+  gatewayUrl: string;
+  gatewayPid: number;
+  tripWriterPid: number;
+  /** Stops both and waits for their exit; a no-op once they are gone. */
+  stop(): Promise<void>;
+}
+
+export interface ScaleOutOptions {
+  /** The processes the launcher started, to copy. */
+  gatewayPid: number;
+  tripWriterPid: number;
+  /** The first gateway. */
+  gatewayUrl: string;
+  /** Two ports free on this machine: the second gateway's and the second trip-writer's metrics. */
+  ports: [number, number];
+  /** Posts one trip create through a gateway and answers its status. */
+  create: (gatewayUrl: string) => Promise<number>;
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Starts the second gateway and trip-writer and returns once both serve: the gateway is ready, and trip
+ * creates posted through both gateways have been stored by the second trip-writer too, which it does
+ * only once the consumer group has rebalanced and handed it its share of the partitions (the first
+ * keeps the rest, in the same generation). Every create posted meanwhile must be answered 200.
+ */
+export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut> {
+  const [gatewayPort, metricsPort] = options.ports;
+  const gateway = startTwin(options.gatewayPid, { PORT: String(gatewayPort) });
+  const tripWriter = startTwin(options.tripWriterPid, { METRICS_PORT: String(metricsPort) });
+  const children = [gateway, tripWriter];
+  const stop = () => Promise.all(children.map(stopProcess)).then(() => undefined);
+  try {
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    // Neither port listens at first: a refused connection is "not yet".
+    const ready = () =>
+      fetch(`${gatewayUrl}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+    await waitFor('the second gateway to be ready', ready, children, READY_TIMEOUT_MS);
+    const stored = () =>
+      fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+        async (response) => (response.ok ? sampleSum(await response.text(), 'fleet_writer_rows_inserted_total') : 0),
+        () => 0,
+      );
+    await waitFor(
+      'the second trip-writer to store positions',
+      async () => {
+        const statuses = await Promise.all(
+          [options.gatewayUrl, gatewayUrl].flatMap((url) => Array.from({ length: CREATES_PER_ROUND }, () => options.create(url))),
+        );
+        const refused = statuses.filter((status) => status !== 200);
+        if (refused.length > 0) throw new Error(`trip creates answered ${refused.join(', ')} while the group rebalanced`);
+        return (await stored()) > 0;
+      },
+      children,
+      REBALANCE_TIMEOUT_MS,
+    );
+    return { gatewayUrl, gatewayPid: gateway.pid!, tripWriterPid: tripWriter.pid!, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

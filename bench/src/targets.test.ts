@@ -1,0 +1,84 @@
+import type { CpuPerRequest } from './process-cpu';
+import type { ScenarioResult } from './run-bench';
+import { benchTargets } from './targets';
+
+const cpu = (gateway: number): CpuPerRequest => ({
+  gateway,
+  'trip-writer': null,
+  'group-writer': null,
+  broker: null,
+  postgres: null,
+  loadGenerator: null,
+  total: gateway,
+});
+
+/** A scenario measured beside hello-world runs of 1,000 req/s with a p99 of 10 ms. */
+const scenario = (name: string, ratio: number, overrides: Partial<ScenarioResult> = {}): ScenarioResult => ({
+  name,
+  requestsPerSecond: ratio * 1000,
+  p50Ms: 5,
+  p99Ms: 10,
+  errors: 0,
+  baseline: { requestsPerSecond: 1000, p99Ms: 10 },
+  ratio,
+  cpuMicrosPerRequest: cpu(100),
+  ...overrides,
+});
+
+const run = (overrides: Record<string, Partial<ScenarioResult>> = {}) =>
+  [
+    scenario('hello-world (baseline)', 1),
+    scenario('naive INSERT per request', 0.3),
+    scenario('category read, warm cache', 0.95),
+    scenario('trip create, JSON', 0.5, { cpuMicrosPerRequest: cpu(200), p99Ms: 30 }),
+    scenario('trip batch, 100 positions', 0.04, { positionsPerSecond: 4000 }),
+    scenario('last-location read', 0.7),
+    scenario('history page, one device one day', 0.6, { p99Ms: 19 }),
+  ].map((s) => ({ ...s, ...overrides[s.name] }));
+
+const verdicts = (scenarios: ScenarioResult[], gatewayRssMiB: number | null = 160) =>
+  Object.fromEntries(benchTargets({ scenarios, gatewayRssMiB }).map((t) => [t.what, t.met]));
+
+test('a run exactly at every goal meets them all', () => {
+  expect(Object.values(verdicts(run())).every(Boolean)).toBe(true);
+  expect(Object.keys(verdicts(run()))).toEqual([
+    'category read / hello-world',
+    'trip create / hello-world',
+    'gateway CPU per trip create / hello-world CPU per request',
+    'trip create / naive design',
+    'errors, all scenarios',
+    'trip create p99 / hello-world p99',
+    'trip batch positions/s / trip create req/s',
+    'last-location read / hello-world',
+    'history page p99 (ms)',
+    'gateway peak RSS (MiB)',
+  ]);
+});
+
+test('each goal is missed by a run just past it', () => {
+  const missed = (overrides: Record<string, Partial<ScenarioResult>>, gatewayRssMiB = 160) =>
+    Object.entries(verdicts(run(overrides), gatewayRssMiB))
+      .filter(([, met]) => !met)
+      .map(([what]) => what);
+  expect(missed({ 'category read, warm cache': { ratio: 0.89 } })).toEqual(['category read / hello-world']);
+  expect(missed({ 'trip create, JSON': { cpuMicrosPerRequest: cpu(201) } })).toEqual([
+    'gateway CPU per trip create / hello-world CPU per request',
+  ]);
+  expect(missed({ 'naive INSERT per request': { ratio: 0.4 } })).toEqual(['trip create / naive design']);
+  expect(missed({ 'trip create, JSON': { p99Ms: 31 } })).toEqual(['trip create p99 / hello-world p99']);
+  expect(missed({ 'trip batch, 100 positions': { positionsPerSecond: 3999 } })).toEqual(['trip batch positions/s / trip create req/s']);
+  expect(missed({ 'history page, one device one day': { p99Ms: 20 } })).toEqual(['history page p99 (ms)']);
+  expect(missed({ 'last-location read': { errors: 1 } })).toEqual(['errors, all scenarios']);
+  expect(missed({}, 161)).toEqual(['gateway peak RSS (MiB)']);
+});
+
+test('the comparison with the run before partitioning and the RSS appear only when measured', () => {
+  const whats = (gatewayRssMiB: number | null, tripCreateBefore?: { ratio: number }) =>
+    benchTargets({ scenarios: run(), gatewayRssMiB, tripCreateBefore }).map((t) => t.what);
+  expect(whats(null)).not.toContain('gateway peak RSS (MiB)');
+  const before = benchTargets({ scenarios: run(), gatewayRssMiB: null, tripCreateBefore: { ratio: 0.6 } }).find((t) =>
+    t.what.includes('before partitioning'),
+  );
+  expect(before).toMatchObject({ value: 0.5 / 0.6, met: false });
+  expect(whats(null)).toHaveLength(9);
+});
