@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { closeKafka, messagesIn } from '../support/kafka';
+import { closeKafka, messagesIn, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 
 const BATCH_PATH = '/fleet/api/v1/trip-location/batch';
@@ -194,6 +194,32 @@ describe('storing', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     await expectStoredAsSent(trips, okItems(first.body));
+  });
+
+  test("each device's positions travel to the trip-writer as one message, in the order it sent them", async () => {
+    const topic = `${stack.prefix}.trip-locations`;
+    const [first, second] = [track(3), track(2)];
+    const trips = [first[0]!, second[0]!, first[1]!, second[1]!, first[2]!];
+    const before = await messagesIn(topic);
+
+    const res = await postJson(url, trips, auth);
+
+    expect(res.status).toBe(200);
+    expect(res.body.data.accepted).toBe(5);
+    expect(await messagesIn(topic)).toBe(before + 2);
+    const published = (await readTopic(topic, before + 2)).filter(
+      (message) => message.key === first[0]!.imei || message.key === second[0]!.imei,
+    );
+    const timesByDevice = Object.fromEntries(
+      published.map((message) => [
+        message.key,
+        (JSON.parse(message.value!) as Array<{ gpsTime: string }>).map((command) => command.gpsTime),
+      ]),
+    );
+    expect(timesByDevice).toEqual({
+      [String(first[0]!.imei)]: first.map((trip) => trip.gpsTime),
+      [String(second[0]!.imei)]: second.map((trip) => trip.gpsTime),
+    });
   });
 
   test('a batch of 1,000 positions is stored exactly once, each device in the order it sent', async () => {

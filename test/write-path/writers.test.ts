@@ -1,7 +1,7 @@
 import { scrape } from '../support/scrape';
 import { eventually } from '../support/eventually';
-import { closeKafka, groupLag, produceRaw, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+import { closeKafka, createTopic, groupLag, produceRaw, readTopic } from '../support/kafka';
+import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, uniqueImei, type Stack } from '../support/harness';
 
 let stack: Stack;
 let url: string;
@@ -42,6 +42,36 @@ test('a message a writer cannot decode goes to the dead-letter topic with its re
 
   const after = await postJson(url, buildTrip({ imei: 'poison' }), auth);
   expect(after.status).toBe(200);
+});
+
+test('a list of commands is stored and answered as one message; with one the database refuses, it is also dead-lettered once, whole', async () => {
+  const replyTopic = `${stack.prefix}.list-replies`;
+  await createTopic(replyTopic);
+  const now = new Date().toISOString();
+  const imei = uniqueImei();
+  const stored = { ...buildTrip({ imei }), gpsTime: now, receivedAt: now };
+  const refused = { ...stored, gpsTime: '0000-01-01T00:00:00.000Z' };
+  const value = JSON.stringify([stored, refused]);
+  await produceRaw(`${stack.prefix}.trip-locations`, [
+    { key: imei, value, headers: { 'correlation-id': 'list-1', 'reply-topic': replyTopic } },
+  ]);
+
+  const [reply] = await readTopic(replyTopic, 1, 30_000);
+  const [row] = await rowsFor([imei]);
+  expect(JSON.parse(reply!.value!)).toEqual([
+    {
+      correlationId: 'list-1',
+      replies: [
+        { ok: true, id: Number(row.id), duplicate: false, information: expect.any(String) },
+        { ok: false, code: 'E-V1/1-01', message: 'The request body is invalid', detail: 'a value of this request cannot be stored' },
+      ],
+    },
+  ]);
+  const letters = (await readTopic(`${stack.prefix}.dead-letter`, Number.MAX_SAFE_INTEGER, 5000)).filter(
+    (letter) => letter.value === value,
+  );
+  expect(letters).toHaveLength(1);
+  expect(letters[0]!.headers['dead-letter-reason']).toMatch(/^1 of 2 commands refused by the database: /);
 });
 
 test('once posts stop, the writers commit what they stored: the group has no lag left', async () => {

@@ -30,7 +30,7 @@ interface Observer {
 }
 
 export interface GatewayMetricsOptions {
-  /** Requests waiting for a writer's reply; read at each scrape. */
+  /** Commands waiting for a writer's reply; read at each scrape. */
   pendingReplies: () => number;
 }
 
@@ -60,7 +60,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
   });
   const produceBatchSize = new Histogram({
     name: 'fleet_kafka_produce_batch_size',
-    help: 'Commands sent in one produce request',
+    help: "Messages sent in one produce request (a command, or a device's list of positions from a batch)",
     buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000],
     registers: [registry],
   });
@@ -73,7 +73,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
   });
   new Gauge({
     name: 'fleet_kafka_pending_replies',
-    help: "Requests waiting for a writer's reply",
+    help: "Commands waiting for a writer's reply (a batch's positions each count)",
     registers: [registry],
     collect() {
       this.set(options.pendingReplies());

@@ -66,6 +66,19 @@ describe('BatchingPublisher', () => {
     expect(outcomes.map((outcome) => outcome.ids)).toEqual([['1', '2'], ['3', '4'], ['5']]);
   });
 
+  it('counts each command of a list against maxBatchSize, and sends a list longer than that alone', async () => {
+    const { publisher, outcomes } = recording({ maxBatchSize: 10 });
+    publisher.publish({ ...command('t', 'list of 6'), commands: 6 });
+    publisher.publish(command('t', 'one'));
+    publisher.publish({ ...command('t', 'list of 4'), commands: 4 });
+    publisher.publish({ ...command('t', 'list of 12'), commands: 12 });
+    publisher.publish(command('t', 'last'));
+
+    await jest.runAllTimersAsync();
+
+    expect(outcomes.map((outcome) => outcome.ids)).toEqual([['list of 6', 'one'], ['list of 4'], ['list of 12'], ['last']]);
+  });
+
   it('when a produce fails, reports the batch as failed', async () => {
     const { publisher, outcomes } = recording({ fail: true });
     publisher.publish(command('t', '1'));

@@ -8,12 +8,18 @@ export interface OutgoingCommand {
   topic: string;
   message: Message;
   correlationId: string;
+  /** The commands the message holds when it is a list of them; 1 when absent. */
+  commands?: number;
 }
 
 export interface BatchingPublisherOptions {
   /** Produces one batch; rejects when it could not be published in time. */
   send: (topicMessages: TopicMessages[]) => Promise<void>;
-  /** The most commands sent in one produce request. */
+  /**
+   * The most commands sent in one produce request, a list counting each of its commands (one list
+   * longer than this goes alone): it bounds the record batch a partition gets, which Kafka refuses whole
+   * past message.max.bytes (1 MB by default).
+   */
   maxBatchSize: number;
   /**
    * The shortest time between two produce requests (Kafka's linger.ms): commands gather meanwhile, so a
@@ -56,14 +62,28 @@ export class BatchingPublisher {
     try {
       while (this.queue.length > 0) {
         const startedAt = performance.now();
-        await this.sendBatch(this.queue.splice(0, maxBatchSize));
+        await this.sendBatch(this.queue.splice(0, this.fitting(maxBatchSize)));
         // Under load the next batch is already waiting; it still lingers out the rest of the interval.
         const rest = lingerMs - (performance.now() - startedAt);
-        if (rest > 0 && this.queue.length < maxBatchSize) await sleep(rest);
+        if (rest > 0 && this.queuedCommands() < maxBatchSize) await sleep(rest);
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  private queuedCommands(): number {
+    return this.queue.reduce((sum, queued) => sum + (queued.commands ?? 1), 0);
+  }
+
+  /** How many queued messages, from the head, hold at most `max` commands; at least one. */
+  private fitting(max: number): number {
+    let commands = 0;
+    for (let count = 0; count < this.queue.length; count += 1) {
+      commands += this.queue[count]!.commands ?? 1;
+      if (commands > max) return Math.max(count, 1);
+    }
+    return this.queue.length;
   }
 
   private async sendBatch(batch: OutgoingCommand[]): Promise<void> {

@@ -10,7 +10,7 @@ import type { CommandReply } from '../schemas/reply.schema';
 import { BatchingPublisher } from './batching-publisher';
 import { BrokerHealth } from './broker-health';
 import { producerConfig, type KafkaClientSettings } from './client';
-import { PendingReplies } from './pending-replies';
+import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
 import { RenewingProducer } from './renewing-producer';
 import { ReplyPathProbe } from './reply-path-probe';
@@ -46,6 +46,34 @@ export interface CommandRequest {
   key: string;
   value: unknown;
   headers?: Record<string, string>;
+}
+
+/**
+ * Commands that share a key, published as one message: they reach one partition in their order, cost
+ * one record, one correlation id and one reply entry, and are stored and answered as the message's.
+ */
+export interface CommandListRequest {
+  topic: string;
+  key: string;
+  values: readonly unknown[];
+  headers?: Record<string, string>;
+}
+
+/** A reply not of the shape the message asked for is a writer's fault, never the client's: a 500. */
+function mismatch(detail: string): AppError {
+  return new AppError({ kind: 'internal', cause: new Error(`reply of the wrong shape: ${detail}`) });
+}
+
+function single(answer: PendingAnswer): CommandReply {
+  if (Array.isArray(answer)) throw mismatch('a list of replies to one command');
+  return answer;
+}
+
+function listOf(length: number) {
+  return (answer: PendingAnswer): CommandReply[] => {
+    if (!Array.isArray(answer) || answer.length !== length) throw mismatch(`expected ${length} replies to a list of commands`);
+    return answer;
+  };
 }
 
 /** How often the broker is checked while it is up. */
@@ -156,24 +184,29 @@ export class CommandBus {
   /** Publishes a command and resolves with the writer's reply. Fails with a 503 AppError, never hangs. */
   request(command: CommandRequest): Promise<CommandReply> {
     const refusal = this.refusal(1);
-    return refusal ? Promise.reject(refusal) : this.publish(command);
+    return refusal ? Promise.reject(refusal) : this.publish(command, 1).then(single);
   }
 
   /**
-   * Publishes all the commands or none of them, in order, and resolves with their replies in the same
-   * order; rejects with the first failure (a 503 AppError), never hangs.
+   * Publishes every list or none of them (MAX_IN_FLIGHT counts their commands), each as one message, in
+   * order, and resolves with each list's replies in its order; rejects with the first failure (a 503
+   * AppError), never hangs.
    */
-  requestAll(commands: readonly CommandRequest[]): Promise<CommandReply[]> {
-    const refusal = this.refusal(commands.length);
-    return refusal ? Promise.reject(refusal) : Promise.all(commands.map((command) => this.publish(command)));
+  requestLists(lists: readonly CommandListRequest[]): Promise<CommandReply[][]> {
+    const refusal = this.refusal(lists.reduce((sum, list) => sum + list.values.length, 0));
+    if (refusal) return Promise.reject(refusal);
+    return Promise.all(
+      lists.map(({ values, ...list }) => this.publish({ ...list, value: values }, values.length).then(listOf(values.length))),
+    );
   }
 
-  private publish(command: CommandRequest): Promise<CommandReply> {
+  private publish(command: CommandRequest, commands: number): Promise<PendingAnswer> {
     const correlationId = randomUUID();
-    const reply = this.pending.add(correlationId);
+    const reply = this.pending.add(correlationId, commands);
     this.publisher.publish({
       topic: command.topic,
       correlationId,
+      commands,
       message: {
         key: command.key,
         value: JSON.stringify(command.value),

@@ -1,9 +1,10 @@
 // The writers' side of the command protocol, the mechanism both writers run: consume a batch, decode it
-// with the topic's wire schema, have the writer's handler store it, reply to each command, and only then
-// resolve the offsets. A crash anywhere before that point means redelivery, which the stores absorb
-// idempotently; a message that cannot be decoded, or that the database refuses for its data, goes to
-// the dead-letter topic with its reason instead of holding up its partition. The batches of one fetch
-// (one per partition, handled concurrently) are stored with one call and replied to with one produce.
+// with the topic's wire schema (a message holds a command or a list of them), have the writer's handler
+// store every command, reply to each message, and only then resolve the offsets. A crash anywhere before
+// that point means redelivery, which the stores absorb idempotently; a message that cannot be decoded,
+// or that the database refuses for its data, goes to the dead-letter topic with its reason instead of
+// holding up its partition. The batches of one fetch (one per partition, handled concurrently) are
+// stored with one call and replied to with one produce.
 import type { Batch, ConsumerRunConfig, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { z } from 'zod';
 import { coalesce } from '../coalesce';
@@ -107,7 +108,7 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
     const outgoing = undecodable.map(({ message, reason }) => setAside(batch, message, reason));
     metrics?.batch?.(batch.messages.length);
 
-    const commands = decoded.map(({ command }) => command);
+    const commands = decoded.flatMap((entry) => entry.commands);
     const outcomes = commands.length
       ? await storing.run(
           () =>
@@ -121,12 +122,19 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
         )
       : [];
     if (outcomes === undefined) return;
-    outcomes.forEach((outcome, index) => {
-      const { message } = decoded[index]!;
-      if (isRefused(outcome)) outgoing.push(setAside(batch, message, outcome.refused));
-      const reply = addressedReply(message, outcome);
+    let next = 0;
+    for (const { message, commands: ofMessage, list } of decoded) {
+      const its = outcomes.slice(next, next + ofMessage.length);
+      next += ofMessage.length;
+      // A list with a refused command is set aside whole, once: replayed, its stored commands are found stored.
+      const refusals = its.filter(isRefused);
+      if (refusals.length) {
+        const reason = list ? `${refusals.length} of ${its.length} commands ${refusals[0]!.refused}` : refusals[0]!.refused;
+        outgoing.push(setAside(batch, message, reason));
+      }
+      const reply = addressedReply(message, list ? its : its[0]!);
       if (reply) outgoing.push(reply);
-    });
+    }
 
     if (outgoing.length && (await replying.run(() => sendTogether(outgoing), lease)) === undefined) return;
 
@@ -139,9 +147,10 @@ export async function startCommandConsumer<S extends z.ZodTypeAny>(options: Comm
     offsets.stored(batch.partition, batch.lastOffset());
     // Per message, so a request id found in the gateway's log leads to the row it produced.
     if (logger.isLevelEnabled('debug')) {
+      const messageOf = decoded.flatMap(({ message, commands: ofMessage }) => ofMessage.map(() => message));
       outcomes.forEach((outcome, index) => {
         if (!isStored(outcome)) return;
-        const { message } = decoded[index]!;
+        const message = messageOf[index]!;
         const requestId = headerText(message.headers, headers.requestId);
         logger.debug(
           { requestId, partition: batch.partition, offset: message.offset, id: outcome.id, duplicate: outcome.duplicate },

@@ -27,6 +27,20 @@ describe('PendingReplies', () => {
     expect(pending.size).toBe(0);
   });
 
+  it('counts a list of commands as its commands until its replies arrive', async () => {
+    const { pending } = table();
+    const single = pending.add('one');
+    const list = pending.add('list', 100);
+    expect(pending.size).toBe(101);
+
+    pending.reply('list', { reply: [stored, stored] });
+    await expect(list).resolves.toEqual([stored, stored]);
+    expect(pending.size).toBe(1);
+    pending.reply('one', { reply: stored });
+    await expect(single).resolves.toEqual(stored);
+    expect(pending.size).toBe(0);
+  });
+
   it('when no reply arrives within the timeout, rejects with 503 E-S1/1-02 and counts a timeout', async () => {
     const { pending, settled } = table(1000);
     const answer = pending.add('a');

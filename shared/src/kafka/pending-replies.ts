@@ -1,5 +1,6 @@
-// The gateway's table of requests waiting for a writer's reply: each is answered by its reply, by a
-// failure to publish it, or by a 503 once it has waited replyTimeoutMs, whichever comes first.
+// The gateway's table of requests waiting for a writer's reply: each is answered by its reply (a list of
+// replies for a list of commands), by a failure to publish it, or by a 503 once it has waited
+// replyTimeoutMs, whichever comes first.
 import { EventEmitter, once } from 'node:events';
 import { AppError } from '../errors';
 import type { CommandReply } from '../schemas/reply.schema';
@@ -11,11 +12,16 @@ export interface PendingRepliesOptions {
   onSettled?: (seconds: number, outcome: 'replied' | 'timeout') => void;
 }
 
+/** What a published message is answered with: a reply, or a list of them for a list of commands. */
+export type PendingAnswer = CommandReply | CommandReply[];
+
 interface Pending {
-  resolve: (reply: CommandReply) => void;
+  resolve: (answer: PendingAnswer) => void;
   reject: (error: AppError) => void;
   /** performance.now() when the request was added. */
   startedAt: number;
+  /** The commands it counts for in `size`. */
+  commands: number;
 }
 
 /** How often overdue requests are looked for: a timeout is answered at most 5% (and 100 ms) late. */
@@ -30,13 +36,15 @@ export class PendingReplies {
    * every request.
    */
   private readonly waiting = new Map<string, Pending>();
+  private commands = 0;
   private sweepTimer: NodeJS.Timeout | undefined;
   private readonly emptied = new EventEmitter();
 
   constructor(private readonly options: PendingRepliesOptions) {}
 
+  /** Commands waiting, a list counting each of its commands. */
   get size(): number {
-    return this.waiting.size;
+    return this.commands;
   }
 
   /** True while the request with this correlation id waits here; replies to other gateways' requests are not. */
@@ -44,16 +52,20 @@ export class PendingReplies {
     return this.waiting.has(correlationId);
   }
 
-  /** Resolves with the reply to this correlation id; rejects with a 503 AppError when none comes in time. */
-  add(correlationId: string): Promise<CommandReply> {
-    return new Promise<CommandReply>((resolve, reject) => {
-      this.waiting.set(correlationId, { resolve, reject, startedAt: performance.now() });
+  /**
+   * Resolves with the answer to this correlation id; rejects with a 503 AppError when none comes in time.
+   * `commands`: how many the published message carries.
+   */
+  add(correlationId: string, commands = 1): Promise<PendingAnswer> {
+    return new Promise<PendingAnswer>((resolve, reject) => {
+      this.waiting.set(correlationId, { resolve, reject, startedAt: performance.now(), commands });
+      this.commands += commands;
       this.sweepTimer ??= setInterval(() => this.expire(), expiryCheckInterval(this.options.replyTimeoutMs));
     });
   }
 
   /** Answers the request with this correlation id, if it is still waiting here; false otherwise. */
-  reply(correlationId: string, settle: { reply: CommandReply } | { error: AppError }): boolean {
+  reply(correlationId: string, settle: { reply: PendingAnswer } | { error: AppError }): boolean {
     const entry = this.take(correlationId);
     if (!entry) return false;
     this.options.onSettled?.((performance.now() - entry.startedAt) / 1000, 'replied');
@@ -77,6 +89,7 @@ export class PendingReplies {
     const entry = this.waiting.get(correlationId);
     if (!entry) return undefined;
     this.waiting.delete(correlationId);
+    this.commands -= entry.commands;
     if (this.waiting.size === 0) this.onEmpty();
     return entry;
   }

@@ -48,6 +48,12 @@ describe('addressedReply', () => {
     expect(outgoing).toEqual({ replyTopic: 'p.replies', reply: { correlationId: 'c-1', reply: replyFor(stored) } });
   });
 
+  it('answers a list of commands with their replies, in the order of the list', () => {
+    const refused = { refused: 'refused by the database: out of range' };
+    const outgoing = addressedReply(message({ [headers.correlationId]: 'c-1', [headers.replyTopic]: 'p.replies' }), [stored, refused]);
+    expect(outgoing).toEqual({ replyTopic: 'p.replies', reply: { correlationId: 'c-1', replies: [replyFor(stored), replyFor(refused)] } });
+  });
+
   it('sends nothing for a command that asks for no reply', () => {
     expect(addressedReply(message({ [headers.correlationId]: 'c-1' }), stored)).toBeUndefined();
     expect(addressedReply(message({ [headers.replyTopic]: 'p.replies' }), stored)).toBeUndefined();
@@ -89,6 +95,21 @@ describe('outgoingMessages', () => {
     ]);
     const sentToA = JSON.parse(String(topicMessages[0]!.messages[0]!.value));
     expect(sentToA.map((entry: { correlationId: string }) => entry.correlationId)).toEqual(['1', '3']);
+  });
+
+  it('counts each reply of a list against REPLIES_PER_MESSAGE, and sends a list longer than that alone', () => {
+    const list = (correlationId: string, length: number): Outgoing => ({
+      replyTopic: 'a',
+      reply: { correlationId, replies: Array.from({ length }, () => replyFor(stored)) },
+    });
+    const [toA] = outgoingMessages(
+      [list('1', REPLIES_PER_MESSAGE - 1), reply('a', '2'), reply('a', '3'), list('4', REPLIES_PER_MESSAGE + 5), reply('a', '5')],
+      'p.dead-letter',
+    );
+    const correlationIds = toA!.messages.map((m) =>
+      JSON.parse(String(m.value)).map((entry: { correlationId: string }) => entry.correlationId),
+    );
+    expect(correlationIds).toEqual([['1', '2'], ['3'], ['4'], ['5']]);
   });
 
   it('splits the replies into messages of at most REPLIES_PER_MESSAGE', () => {

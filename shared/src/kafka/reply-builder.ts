@@ -1,6 +1,6 @@
-// What a writer sends once a batch is stored: a reply to each command that names a reply topic, and the
-// messages it set aside as dead letters, grouped into as few messages as possible (one per reply topic
-// and REPLIES_PER_MESSAGE replies).
+// What a writer sends once a batch is stored: a reply to each message that names a reply topic (a list of
+// replies to a list of commands), and the messages it set aside as dead letters, grouped into as few
+// messages as possible (one per reply topic and REPLIES_PER_MESSAGE replies).
 import type { KafkaMessage, Message, TopicMessages } from 'kafkajs';
 import { errorCodes, type ErrorKind } from '../errors';
 import { REPLIES_PER_MESSAGE, type AddressedReply, type CommandReply } from '../schemas/reply.schema';
@@ -54,13 +54,22 @@ export function replyFor(outcome: StoreOutcome): CommandReply {
 /** A reply to a gateway, or a message set aside as a dead letter. */
 export type Outgoing = { replyTopic: string; reply: AddressedReply } | { deadLetter: Message };
 
-/** The reply to a command's message, or nothing when the message asks for none (no correlation id or reply topic). */
-export function addressedReply(message: Pick<KafkaMessage, 'headers'>, outcome: StoreOutcome): Outgoing | undefined {
+/**
+ * The reply to a message: one reply for a command, a list of them for a list of commands; nothing when
+ * the message asks for none (no correlation id or reply topic).
+ */
+export function addressedReply(message: Pick<KafkaMessage, 'headers'>, outcome: StoreOutcome | StoreOutcome[]): Outgoing | undefined {
   const correlationId = headerText(message.headers, headers.correlationId);
   const replyTopic = headerText(message.headers, headers.replyTopic);
   if (!correlationId || !replyTopic) return undefined;
-  return { replyTopic, reply: { correlationId, reply: replyFor(outcome) } };
+  return {
+    replyTopic,
+    reply: Array.isArray(outcome) ? { correlationId, replies: outcome.map(replyFor) } : { correlationId, reply: replyFor(outcome) },
+  };
 }
+
+/** The replies an addressed reply holds: what REPLIES_PER_MESSAGE counts. */
+const repliesIn = (addressed: AddressedReply) => ('replies' in addressed ? addressed.replies.length : 1);
 
 /** The message as it was, with the reason and its origin (topic/partition/offset) in headers. */
 export function deadLetter(message: KafkaMessage, reason: string, source: { topic: string; partition: number }): Outgoing {
@@ -92,9 +101,19 @@ export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic:
   }
   const topicMessages: TopicMessages[] = [...replies].map(([topic, list]) => {
     const messages: Message[] = [];
-    for (let start = 0; start < list.length; start += REPLIES_PER_MESSAGE) {
-      messages.push({ value: JSON.stringify(list.slice(start, start + REPLIES_PER_MESSAGE)) });
+    let chunk: AddressedReply[] = [];
+    let counted = 0;
+    for (const addressed of list) {
+      const count = repliesIn(addressed);
+      if (chunk.length > 0 && counted + count > REPLIES_PER_MESSAGE) {
+        messages.push({ value: JSON.stringify(chunk) });
+        chunk = [];
+        counted = 0;
+      }
+      chunk.push(addressed);
+      counted += count;
     }
+    if (chunk.length > 0) messages.push({ value: JSON.stringify(chunk) });
     return { topic, messages };
   });
   if (deadLetters.length) topicMessages.push({ topic: deadLetterTopic, messages: deadLetters });

@@ -1,11 +1,11 @@
 // Reads the reply topic for one gateway. Every gateway instance reads it through a consumer group of its
 // own, so each reply reaches the instance that asked however many run; replies for other instances are
 // skipped by correlation id. A message is either a reply probe (see reply-path-probe.ts) or an array of
-// addressed replies.
+// addressed replies, each holding one reply or, for a list of commands, a list of them.
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import { commandReplySchema, type AddressedReply } from '../schemas/reply.schema';
+import { commandRepliesSchema, commandReplySchema } from '../schemas/reply.schema';
 import { consumerConfig, type KafkaClientSettings } from './client';
 import type { PendingReplies } from './pending-replies';
 import { superviseConsumer, type SupervisedConsumer } from './supervised-consumer';
@@ -17,9 +17,16 @@ export const PROBE_HEADER = 'reply-probe';
 /** Reply batches cost microseconds to handle; processing partitions one by one only adds waiting. */
 const REPLY_PARTITIONS_AT_ONCE = 16;
 
+/** An element of a reply message as it arrives, before its reply is checked (an AddressedReply when sound). */
+export interface IncomingReply {
+  correlationId?: unknown;
+  reply?: unknown;
+  replies?: unknown;
+}
+
 export type ReplyMessage =
   | { kind: 'probe'; probeId: string }
-  | { kind: 'replies'; replies: Array<Partial<AddressedReply> | null> }
+  | { kind: 'replies'; replies: Array<IncomingReply | null> }
   | { kind: 'unreadable'; reason: string }
   | { kind: 'ignored' };
 
@@ -112,10 +119,11 @@ export class ReplyListener {
     for (const addressed of read.replies) this.deliver(addressed);
   }
 
-  private deliver(addressed: Partial<AddressedReply> | null): void {
+  private deliver(addressed: IncomingReply | null): void {
     const correlationId = addressed?.correlationId;
     if (typeof correlationId !== 'string' || !this.options.pending.has(correlationId)) return;
-    const parsed = commandReplySchema.safeParse(addressed?.reply);
+    const parsed =
+      addressed?.replies === undefined ? commandReplySchema.safeParse(addressed?.reply) : commandRepliesSchema.safeParse(addressed.replies);
     if (parsed.success) {
       this.options.pending.reply(correlationId, { reply: parsed.data });
       return;

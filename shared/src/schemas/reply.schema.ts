@@ -21,11 +21,17 @@ export const commandReplySchema = z.discriminatedUnion('ok', [
 
 export type CommandReply = z.infer<typeof commandReplySchema>;
 
-/** One element of a reply message: the reply to the command published with this correlation id. */
-export interface AddressedReply {
-  correlationId: string;
-  reply: CommandReply;
-}
+/** The replies to a list of commands, in the list's order. */
+export const commandRepliesSchema = z.array(commandReplySchema).min(1);
 
-/** The most replies one message carries, so a message stays far below Kafka's 1 MB default limit. */
+/**
+ * One element of a reply message: the reply to the message published with this correlation id, or,
+ * when that message was a list of commands, their replies in the list's order.
+ */
+export type AddressedReply = { correlationId: string; reply: CommandReply } | { correlationId: string; replies: CommandReply[] };
+
+/**
+ * The most replies one message carries (a list's replies each counting), so a message stays far below
+ * Kafka's 1 MB default limit; a list longer than this travels alone.
+ */
 export const REPLIES_PER_MESSAGE = 1000;

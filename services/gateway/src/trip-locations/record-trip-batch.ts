@@ -1,10 +1,12 @@
 // Use case: a device or an aggregator uploads the positions it buffered while out of coverage. Each
-// position travels exactly as a single post does (same schema, same topic, keyed by IMEI, stored
-// idempotently by the trip-writer), so a batch adds no second way of storing a trip; the command bus
-// gathers the commands into few produces, which is where a batch saves its cost. A token restricted to
-// one device has the whole batch refused when any position names another device: nothing is stored.
+// position is the command a single post makes (same schema, same topic, keyed by IMEI, stored
+// idempotently by the trip-writer); a device's positions travel together as one message, a list of
+// commands, in the order it sent them. That message is where a batch saves its cost: one record, one
+// correlation id and one reply for a device's hundred positions instead of a hundred of each. A token
+// restricted to one device has the whole batch refused when any position names another device: nothing
+// is stored.
 import { z } from 'zod';
-import { AppError, type CommandReply, type CommandRequest, type TripLocationCommand } from '@fleet/shared';
+import { AppError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripWriteDeps } from './create-trip-location';
@@ -48,8 +50,8 @@ export async function recordTripBatch(
   const receivedAt = new Date().toISOString();
 
   const items: BatchItem[] = [];
-  const commands: { index: number; request: CommandRequest }[] = [];
-  const positionsByDevice = new Map<string, number>();
+  /** Each device's valid positions, in request order, with their indexes in the batch. */
+  const byDevice = new Map<string, { indexes: number[]; commands: TripLocationCommand[] }>();
   batch.data.forEach((position, index) => {
     const parsed = deps.tripRequest.safeParse(position);
     if (!parsed.success) {
@@ -57,16 +59,20 @@ export async function recordTripBatch(
       return;
     }
     const command: TripLocationCommand = { ...parsed.data, receivedAt };
-    commands.push({ index, request: { topic: deps.topic, key: command.imei, value: command, headers: { 'request-id': requestId } } });
-    positionsByDevice.set(command.imei, (positionsByDevice.get(command.imei) ?? 0) + 1);
+    let device = byDevice.get(command.imei);
+    if (!device) byDevice.set(command.imei, (device = { indexes: [], commands: [] }));
+    device.indexes.push(index);
+    device.commands.push(command);
   });
 
   // Only valid positions count against their device, and a refusal refuses the whole batch.
-  await deps.admit(positionsByDevice);
-  if (commands.length > 0) {
-    // Published in request order, so a device's positions reach its partition in the order it sent them.
-    const replies = await deps.bus.requestAll(commands.map(({ request }) => request));
-    commands.forEach(({ index }, at) => items.push(itemOf(index, replies[at]!)));
+  await deps.admit(new Map(Array.from(byDevice, ([imei, device]) => [imei, device.commands.length])));
+  if (byDevice.size > 0) {
+    const devices = [...byDevice];
+    const replies = await deps.bus.requestLists(
+      devices.map(([imei, device]) => ({ topic: deps.topic, key: imei, values: device.commands, headers: { 'request-id': requestId } })),
+    );
+    devices.forEach(([, device], at) => device.indexes.forEach((index, position) => items.push(itemOf(index, replies[at]![position]!))));
     items.sort((a, b) => a.index - b.index);
   }
 
