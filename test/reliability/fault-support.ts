@@ -167,6 +167,8 @@ export interface Attempt {
   code?: string;
   /** The Idempotency-Key header of the answer (a vehicle group's 503 hands the create's key back). */
   idempotencyKey?: string;
+  /** Why no answer came: the error code of fetch's cause (e.g. UND_ERR_CONNECT_TIMEOUT, ECONNRESET). */
+  failure?: string;
 }
 
 /** One trip location, and every attempt to post it. */
@@ -193,6 +195,12 @@ export interface Load<P extends Attempted = Post> {
   done: Promise<void>;
   /** First attempts answered so far, by outcome. */
   answered(): { total: number; ok: number };
+  /**
+   * First attempts sent at least 2 ms ago and not answered yet: a fault that lands now catches them in
+   * flight as inFlightAt counts them (sent strictly before the fault, by its millisecond clock, and
+   * answered after it).
+   */
+  unanswered(): number;
 }
 
 export async function authorization(): Promise<Record<string, string>> {
@@ -219,8 +227,10 @@ async function send(url: string, body: unknown, headers: Record<string, string>)
       code: answer?.code,
       idempotencyKey: response.headers.get('idempotency-key') ?? undefined,
     };
-  } catch {
-    return { status: 'network-error', startedAt, answeredAt: Date.now(), ms: performance.now() - started, json: false };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; name?: string } }).cause;
+    const failure = cause?.code ?? cause?.name ?? String(error);
+    return { status: 'network-error', startedAt, answeredAt: Date.now(), ms: performance.now() - started, json: false, failure };
   }
 }
 
@@ -233,18 +243,26 @@ async function postGroup(url: string, post: GroupPost, headers: Record<string, s
 
 /** Sends each post's first attempt, one every `intervalMs`, to wherever `url()` points at that moment. */
 function startSending<P extends Attempted>(posts: P[], intervalMs: number, sendOne: (post: P) => Promise<Attempt>): Load<P> {
+  /** When each first attempt was sent, while it waits for its answer. */
+  const waiting = new Map<number, number>();
   let total = 0;
   let ok = 0;
   const done = Promise.all(
     posts.map(async (post, index) => {
       await new Promise((resolve) => setTimeout(resolve, index * intervalMs));
+      waiting.set(index, Date.now());
       const attempt = await sendOne(post);
+      waiting.delete(index);
       post.attempts.push(attempt);
       total += 1;
       if (attempt.status === 200) ok += 1;
     }),
   ).then(() => undefined);
-  return { posts, done, answered: () => ({ total, ok }) };
+  const unanswered = () => {
+    const now = Date.now();
+    return [...waiting.values()].filter((sentAt) => sentAt < now - 1).length;
+  };
+  return { posts, done, answered: () => ({ total, ok }), unanswered };
 }
 
 type UrlOf = string | (() => string);
@@ -328,6 +346,8 @@ export interface Figures {
   /** Over every attempt, first or retried: answers neither 200 nor a JSON 503, and requests that got no answer. */
   otherStatus: number;
   networkErrors: number;
+  /** The network errors by their failure, so that a run that had some says what they were. */
+  networkFailures: Record<string, number>;
   retries: number;
   /** Rows stored for the posts (trip locations, or vehicle groups). */
   rows: number;
@@ -354,6 +374,10 @@ function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'du
   const first = posts.map((post) => post.attempts[0]!);
   const every = posts.flatMap((post) => post.attempts);
   const unavailableCodes: Record<string, number> = {};
+  const networkFailures: Record<string, number> = {};
+  for (const attempt of every) {
+    if (attempt.failure) networkFailures[attempt.failure] = (networkFailures[attempt.failure] ?? 0) + 1;
+  }
   for (const attempt of first) {
     if (attempt.status === 503) unavailableCodes[attempt.code ?? 'none'] = (unavailableCodes[attempt.code ?? 'none'] ?? 0) + 1;
   }
@@ -368,6 +392,7 @@ function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'du
         attempt.status !== 'network-error' && attempt.status !== 200 && !(attempt.status === 503 && attempt.json && attempt.code),
     ).length,
     networkErrors: every.filter((attempt) => attempt.status === 'network-error').length,
+    networkFailures,
     retries: every.length - first.length,
     unconfirmed: posts.filter((post) => !post.attempts.some((attempt) => attempt.status === 200)).length,
     p50Ms: percentile(latencies, 0.5),
@@ -469,7 +494,11 @@ export function expectDataKept(figures: Figures): void {
 /** The promise every fault test checks: the data is kept, and every answer is a 200 or a JSON 503. */
 export function expectPromiseKept(figures: Figures): void {
   expectDataKept(figures);
-  expect({ otherStatus: figures.otherStatus, networkErrors: figures.networkErrors }).toEqual({ otherStatus: 0, networkErrors: 0 });
+  expect({ otherStatus: figures.otherStatus, networkErrors: figures.networkErrors, networkFailures: figures.networkFailures }).toEqual({
+    otherStatus: 0,
+    networkErrors: 0,
+    networkFailures: {},
+  });
 }
 
 /** First attempts that were sent before `time` and answered after it: the work a fault caught in flight. */

@@ -66,6 +66,10 @@ test.each([
     await waitUntil(() => load.answered().ok >= 100, 'the first 100 confirmations', 30_000, 10);
 
     const [killed] = stack.groupWriters.splice(0, 1);
+    // Frozen first, so that the kill surely lands with creates in flight: a create is answered within
+    // the few milliseconds between two posts, and those sent while the writer is frozen wait for it.
+    killed!.kill('SIGSTOP');
+    await waitUntil(() => load.unanswered() >= 3, 'creates waiting for the frozen group-writer', 10_000, 1);
     killed!.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await killed!.exited).toBe('SIGKILL');

@@ -36,7 +36,7 @@ test('a second trip-writer joins mid-load: it takes partitions, every 200 has it
   const [first] = stack.writers;
   // Long enough that the load goes on after the newcomer has started.
   const load = startLoad(stack.url, headers, 2000, 6);
-  await waitUntil(() => load.answered().ok >= 300, 'the first 300 confirmations', 30_000, 10);
+  await waitUntil(() => load.answered().ok >= 300 && load.unanswered() > 0, 'the first 300 confirmations, with posts in flight', 30_000, 1);
 
   const joinStartedAt = Date.now();
   const newcomer = await stack.addWriter();

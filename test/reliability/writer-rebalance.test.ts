@@ -62,9 +62,19 @@ test('one of two trip-writers leaves mid-load: the other takes its partitions, e
   });
   const topic = topicsFor(stack.prefix).tripLocations;
   const groupId = `${stack.prefix}.trip-writer`;
-  // Not in a quiet moment: the leave lands while the group has messages to consume or commit.
-  await waitUntil(async () => (await groupLag(groupId, topic)) > 0, 'messages in flight', 15_000, 10);
-  expect(await leaver!.stop()).toBe(0);
+  // Not in a quiet moment: the leave lands while the group has messages to consume or commit. A writer
+  // stores each message within milliseconds of its publication, so the leaver is held (SIGSTOP) until
+  // messages wait on its partitions; its SIGTERM is then handled as it wakes up to them.
+  leaver!.kill('SIGSTOP');
+  await waitUntil(async () => (await groupLag(groupId, topic)) > 0, 'messages waiting for the held leaver', 15_000, 10).catch(
+    (error: Error) => {
+      leaver!.kill('SIGCONT');
+      throw new Error(`${error.message}; answered ${JSON.stringify(load.answered())}, ${load.unanswered()} unanswered`);
+    },
+  );
+  const stopped = leaver!.stop();
+  leaver!.kill('SIGCONT');
+  expect(await stopped).toBe(0);
 
   // Committed on the way out: on every partition it stored to, the group's offset is past the leaver's last message.
   const leaverLast = lastStored(leaver!);
