@@ -163,6 +163,36 @@ test('a token subject over its requests per second is answered 429 E-R1/1-02 on 
   expect((await postJson(`${limited.url}${TRIP}`, buildTrip(), await bearerFor())).status).toBe(200);
 });
 
+test("a post its subject's limit refuses is not counted against its device, and an invalid body counts against neither", async () => {
+  const limited = await anotherGateway({
+    RATE_LIMIT_SUBJECT_PER_SECOND: String(SUBJECT_PER_SECOND),
+    RATE_LIMIT_SUBJECT_BURST: String(SUBJECT_BURST),
+  });
+  const imei = uniqueImei();
+  const noisy = await bearerFor();
+  // Sent at once: the subject's burst passes (a window ending meanwhile lets another through), the rest are refused by the subject.
+  const answers = await Promise.all(Array.from({ length: 8 }, () => postJson(`${limited.url}${TRIP}`, buildTrip({ imei }), noisy)));
+  const accepted = answers.filter((answer) => answer.status === 200).length;
+  expect(answers.filter((answer) => answer.status !== 200).map((answer) => [answer.status, answer.body.code])).toEqual(
+    Array(8 - accepted).fill([429, 'E-R1/1-02']),
+  );
+  expect(accepted).toBeLessThanOrEqual(2 * SUBJECT_BURST);
+
+  // Invalid bodies are answered 400 before any count.
+  const other = await bearerFor();
+  for (let sent = 0; sent < 2 * SUBJECT_BURST; sent += 1) {
+    expect((await postJson(`${limited.url}${TRIP}`, buildTrip({ imei, latitude: 91 }), other)).status).toBe(400);
+  }
+  // Were they counted, the subject would be over its burst of 2 until its window ends.
+  expect((await postJson(`${limited.url}${TRIP}`, buildTrip({ imei }), other)).status).toBe(200);
+  // The device has the rest of its burst, as only the accepted posts counted against it.
+  for (let sent = accepted + 1; sent < DEVICE_BURST; sent += 1) {
+    expect((await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), await bearerFor())).status).toBe(200);
+  }
+  expectDeviceRefusal(await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), await bearerFor()));
+  expect(await storedFor([imei])).toBe(DEVICE_BURST);
+});
+
 test('two gateways sharing Redis share the limits: a device refused by one is refused by the other', async () => {
   const second = await anotherGateway();
   const auth = await bearerFor();

@@ -1,7 +1,7 @@
 // The two write routes. Order matters: the token (and its scope) is checked before the body is read, so
-// an unauthenticated client never costs a parse; the token subject's rate limit is counted while the
-// body is read, the devices' once it is valid, and both are settled before anything is published, so a
-// refused request publishes nothing. Each route is one handler, so a device's post crosses no chain of
+// an unauthenticated client never costs a parse; once the body is valid the token subject's rate limit
+// and its devices' are counted in one Redis call, settled before anything is published, so a refused
+// request publishes nothing. Each route is one handler, so a device's post crosses no chain of
 // middleware on the hottest path of the product.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -97,9 +97,6 @@ export async function acceptBody(
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
   const full = deps.bus.fullRefusal();
   if (full) throw full;
-  // Counted while the body is read, so that the limit costs a request no round trip of its own.
-  const subjectAdmitted = deps.limits.admitSubject(token.subject);
-  subjectAdmitted.catch(() => undefined);
   const reading = deps.bodyBudget.reserve(req, res);
   try {
     await parseWith(parsers[type]!, req, res);
@@ -109,12 +106,7 @@ export async function acceptBody(
   return {
     type,
     token,
-    // The subject's answer has usually come by the time the body is valid; awaited first, so that a
-    // request the subject's limit refuses is not counted against its devices.
-    async admit(positionsByDevice) {
-      await subjectAdmitted;
-      await deps.limits.admitDevices(positionsByDevice);
-    },
+    admit: (positionsByDevice) => deps.limits.admit(token.subject, positionsByDevice),
   };
 }
 

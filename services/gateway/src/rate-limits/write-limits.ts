@@ -1,12 +1,12 @@
 // The rate limits of the write routes, counted in Redis so that every gateway shares them: positions per
 // device (by IMEI) and requests per token subject. Each limit lets its burst through at once and then
-// holds the client to its rate: a fixed window (rate-limiter-flexible's RateLimiterRedis) of `burst`
-// points lasting as long as the rate takes to send as many. Redis is optional here as for the category
-// cache: while it is away or slow a write is let through unchecked at once, counted, and the outage is
-// logged once.
+// holds the client to its rate: a fixed window of `burst` points lasting as long as the rate takes to
+// send as many. A request's subject and devices are counted by one Lua script, so a write costs one
+// Redis round trip and the counts are atomic: a request its subject's limit refuses is not counted
+// against its devices. Redis is optional here as for the category cache: while it is away or slow a
+// write is let through unchecked at once, counted, and the outage is logged once.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError, type Logger } from '@fleet/shared';
 
 export interface RateLimitSettings {
@@ -31,23 +31,67 @@ export interface WriteLimitsOptions {
 }
 
 export interface WriteLimits {
-  /** Counts one request against the token subject; rejects with a 429 AppError when it is over its limit. */
-  admitSubject(subject: string): Promise<void>;
   /**
-   * Counts each device's positions against that device; rejects with a 429 AppError when any of them
+   * Counts one request against its token subject and, unless the subject's limit refuses it, each
+   * device's positions against that device; rejects with a 429 AppError when the subject or any device
    * is over its limit (the request is then refused whole).
    */
-  admitDevices(positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
+  admit(subject: string, positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
 }
 
 /** After a failed command, how long to let writes through unchecked before trying Redis again. */
 const PAUSE_AFTER_FAILURE_MS = 1000;
 
+/**
+ * Counts a request in fixed windows: each key is created at 0 with its window as its expiry, then
+ * incremented (a count refused still counts, so a client that keeps pushing stays refused until its
+ * window ends). The keys of one request live in one Redis, not spread over a Redis Cluster's slots.
+ *
+ * KEYS: the subject's key when ARGV[1] is 1, then one key per device.
+ * ARGV: [1] 1 or 0, [2] subject points, [3] subject window in seconds, [4] device points,
+ *       [5] device window in seconds, [6...] each device's positions, in the order of the keys.
+ * Answers {0} within every limit; {1, ms} when the subject is over its limit, its devices left
+ * uncounted; {2, ms} when a device is over its limit, ms being the longest wait of those over theirs.
+ */
+const ADMIT_SCRIPT = `
+local function count(key, points, seconds)
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local consumed = redis.call('incrby', key, points)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, seconds)
+    ttl = seconds * 1000
+  end
+  return consumed, ttl
+end
+local first = 1
+if ARGV[1] == '1' then
+  local consumed, ttl = count(KEYS[1], 1, tonumber(ARGV[3]))
+  if consumed > tonumber(ARGV[2]) then return {1, ttl} end
+  first = 2
+end
+local wait = -1
+for i = first, #KEYS do
+  local consumed, ttl = count(KEYS[i], tonumber(ARGV[6 + i - first]), tonumber(ARGV[5]))
+  if consumed > tonumber(ARGV[4]) and ttl > wait then wait = ttl end
+end
+if wait >= 0 then return {2, wait} end
+return {0}
+`;
+
+/** What the script answers: within the limits, or refused by the subject's (1) or a device's (2), and for how many ms. */
+type ScriptAnswer = [0] | [1 | 2, number];
+
+interface AdmitCommand {
+  fleetAdmitWrite(...keysAndArgs: Array<string | number>): Promise<ScriptAnswer>;
+}
+
 interface Policy {
-  /** The policy's name in the RateLimit-Policy and RateLimit headers. */
+  /** The policy's name in the RateLimit-Policy and RateLimit headers, and in its Redis keys. */
   name: 'device' | 'subject';
   kind: 'deviceRateLimited' | 'subjectRateLimited';
-  limiter: { consume(key: string, points: number): Promise<RateLimiterRes> };
+  points: number;
+  seconds: number;
   /** The RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers-10). */
   policyHeader: string;
 }
@@ -64,41 +108,13 @@ export function limitWindow(rate: number, unitSeconds: number, burst: number): {
   return { points: Math.max(burst, Math.round((rate * seconds) / unitSeconds)), seconds };
 }
 
-function createPolicy(
-  redis: Redis,
-  keyPrefix: string,
-  name: Policy['name'],
-  kind: Policy['kind'],
-  rate: number,
-  unitSeconds: number,
-  burst: number,
-): Policy {
+function createPolicy(name: Policy['name'], kind: Policy['kind'], rate: number, unitSeconds: number, burst: number): Policy {
   const { points, seconds } = limitWindow(rate, unitSeconds, burst);
-  return {
-    name,
-    kind,
-    limiter: new RateLimiterRedis({
-      storeClient: redis,
-      keyPrefix: `${keyPrefix}rate:${name}`,
-      points,
-      duration: seconds,
-      rejectIfRedisNotReady: true,
-    }),
-    policyHeader: `"${name}";q=${points};w=${seconds}`,
-  };
+  return { name, kind, points, seconds, policyHeader: `"${name}";q=${points};w=${seconds}` };
 }
 
-interface Refusal {
-  policy: Policy;
-  retryAfterSeconds: number;
-}
-
-interface Unavailable {
-  unavailable: unknown;
-}
-
-function refused(refusal: Refusal): AppError {
-  const { policy, retryAfterSeconds } = refusal;
+function refused(policy: Policy, waitMs: number): AppError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new AppError({
     kind: policy.kind,
     detail:
@@ -114,12 +130,14 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
   const { redis, keyPrefix, settings, logger, onFallback } = options;
   const devices =
     settings.devicePerMinute > 0
-      ? createPolicy(redis, keyPrefix, 'device', 'deviceRateLimited', settings.devicePerMinute, 60, settings.deviceBurst)
+      ? createPolicy('device', 'deviceRateLimited', settings.devicePerMinute, 60, settings.deviceBurst)
       : undefined;
   const subjects =
     settings.subjectPerSecond > 0
-      ? createPolicy(redis, keyPrefix, 'subject', 'subjectRateLimited', settings.subjectPerSecond, 1, settings.subjectBurst)
+      ? createPolicy('subject', 'subjectRateLimited', settings.subjectPerSecond, 1, settings.subjectBurst)
       : undefined;
+  redis.defineCommand('fleetAdmitWrite', { lua: ADMIT_SCRIPT });
+  const script = redis as unknown as AdmitCommand;
   const breaker = circuitBreaker(handleAll, { halfOpenAfter: PAUSE_AFTER_FAILURE_MS, breaker: new ConsecutiveBreaker(1) });
 
   let unavailable = false;
@@ -139,44 +157,41 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
     logger.info('rate limits enforced again: Redis answers');
   };
 
-  /** A refusal, undefined within the limit, or the error when Redis did not answer. */
-  const check = (policy: Policy, key: string, points: number): Promise<Refusal | undefined | Unavailable> =>
-    breaker
-      .execute(() =>
-        // An over-the-limit answer rejects with a RateLimiterRes: turned into a value here, so that only
-        // Redis failures reach the breaker.
-        policy.limiter.consume(key, points).then(
-          () => undefined,
-          (outcome: unknown) => {
-            if (!(outcome instanceof RateLimiterRes)) throw outcome;
-            return { policy, retryAfterSeconds: Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)) };
-          },
-        ),
-      )
-      .catch((error: unknown) => ({ unavailable: error }));
-
-  /** Never rejects for Redis: while it is unavailable everything is let through. */
-  const admit = async (checks: Promise<Refusal | undefined | Unavailable>[]): Promise<void> => {
-    const outcomes = await Promise.all(checks);
-    let refusal: Refusal | undefined;
-    let failure: Unavailable | undefined;
-    for (const outcome of outcomes) {
-      if (outcome === undefined) continue;
-      if ('unavailable' in outcome) failure ??= outcome;
-      else if (!refusal || outcome.retryAfterSeconds > refusal.retryAfterSeconds) refusal = outcome;
-    }
-    if (failure) fallBack(failure.unavailable);
-    else markAvailable();
-    if (refusal) throw refused(refusal);
-  };
+  /** Asks Redis unless it is known to be away: a command would only wait for its timeout. */
+  const run = (keysAndArgs: Array<string | number>): Promise<ScriptAnswer> =>
+    breaker.execute(() => {
+      if (redis.status !== 'ready') throw new Error(`Redis connection is ${redis.status}`);
+      return script.fleetAdmitWrite(...keysAndArgs);
+    });
 
   return {
-    async admitSubject(subject) {
-      if (subjects) await admit([check(subjects, subject, 1)]);
-    },
-    async admitDevices(positionsByDevice) {
-      if (!devices || positionsByDevice.size === 0) return;
-      await admit(Array.from(positionsByDevice, ([imei, positions]) => check(devices, imei, positions)));
+    async admit(subject, positionsByDevice) {
+      const countSubject = subjects !== undefined;
+      const counted = devices ? [...positionsByDevice] : [];
+      if (!countSubject && counted.length === 0) return;
+      const keys = [
+        ...(countSubject ? [`${keyPrefix}rate:subject:${subject}`] : []),
+        ...counted.map(([imei]) => `${keyPrefix}rate:device:${imei}`),
+      ];
+      const args = [
+        countSubject ? 1 : 0,
+        subjects?.points ?? 0,
+        subjects?.seconds ?? 0,
+        devices?.points ?? 0,
+        devices?.seconds ?? 0,
+        ...counted.map(([, positions]) => positions),
+      ];
+      let answer: ScriptAnswer;
+      try {
+        answer = await run([keys.length, ...keys, ...args]);
+      } catch (error) {
+        // Never rejects for Redis: while it is unavailable everything is let through.
+        fallBack(error);
+        return;
+      }
+      markAvailable();
+      if (answer[0] === 1) throw refused(subjects!, answer[1]);
+      if (answer[0] === 2) throw refused(devices!, answer[1]);
     },
   };
 }
