@@ -35,6 +35,53 @@ describe('the id of a read', () => {
     expect(parseCategoryId(ID.toUpperCase())).toBe(ID);
   });
 
+  test.each([
+    ['the nil UUID', '00000000-0000-0000-0000-000000000000'],
+    ['the max UUID', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'],
+    ['version 7, variant bits 110', '3f2504e0-4f89-71d3-ca0c-0305e82c3301'],
+    ['version 0, variant bits 0', '3f2504e0-4f89-01d3-0a0c-0305e82c3301'],
+    ['version 15, variant bits 111', '3f2504e0-4f89-f1d3-fa0c-0305e82c3301'],
+  ])('%s is accepted: any 8-4-4-4-12 hexadecimal id is, whatever its version and variant bits', (_label, id) => {
+    expect(parseCategoryId(id)).toBe(id.toLowerCase());
+  });
+
+  const invalidUuid = (received: string) => ({
+    errors: { id: ['Invalid uuid'] },
+    errors_v2: {
+      formatted: { _errors: [], id: { _errors: ['Invalid uuid'] } },
+      issues: [{ code: 'invalid_string', expected: 'uuid', message: 'Invalid uuid', path: ['id'], received }],
+    },
+    message: 'Invalid product category id: it must be a UUID',
+  });
+
+  const wrongType = (message: string, received: string) => ({
+    errors: { id: [message] },
+    errors_v2: {
+      formatted: { _errors: [], id: { _errors: [message] } },
+      issues: [{ code: 'invalid_type', expected: 'string', message, path: ['id'], received }],
+    },
+    message: 'Invalid product category id: it must be a UUID',
+  });
+
+  test.each([
+    ['a digit short', '3f2504e0-4f89-11d3-9a0c-0305e82c330', invalidUuid('3f2504e0-4f89-11d3-9a0c-0305e82c330')],
+    ['in braces', `{${ID}}`, invalidUuid(`{${ID}}`)],
+    ['followed by a line break', `${ID}\n`, invalidUuid(`${ID}\n`)],
+    ['empty', '', invalidUuid('')],
+    ['absent', undefined, wrongType('Required', 'undefined')],
+    ['null', null, wrongType('Expected string, received null', 'null')],
+    ['a number', 42, wrongType('Expected string, received number', 'number')],
+    ['an array', ['a'], wrongType('Expected string, received array', 'array')],
+  ])('an id %s is answered with exactly this 400 body', (_label, id, body) => {
+    let thrown: unknown;
+    try {
+      parseCategoryId(id);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(JSON.stringify((thrown as AppError).toJSON())).toBe(JSON.stringify(body));
+  });
+
   test('a non-UUID throws a 400 whose JSON is exactly the body of section 7.1, without a code', () => {
     let thrown: unknown;
     try {
