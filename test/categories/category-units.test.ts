@@ -2,6 +2,7 @@ import { DatabaseError } from 'pg';
 import { z } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@fleet/shared';
 import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
+import { parseApiKeyArgs } from '../../services/gateway/src/cli/api-key';
 import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';
 import { toCategory } from '../../services/gateway/src/categories/category-store';
 import { CategoryIdError, categoryBody, invalidIdBody, parseCategoryId } from '../../services/gateway/src/categories/get-category';
@@ -199,6 +200,15 @@ describe('import row validation', () => {
       ]);
     }
   });
+
+  test('a name that is not text is reported as such, and only as such', () => {
+    try {
+      validateCategoryRows([{ id: ID, name: [] }]);
+      throw new Error('expected a failure');
+    } catch (error) {
+      expect((error as CategoryImportError).problems).toEqual(['row 1: name: Expected string, received array']);
+    }
+  });
 });
 
 describe('API keys', () => {
@@ -207,5 +217,12 @@ describe('API keys', () => {
     expect(Buffer.from(key, 'base64url')).toHaveLength(32);
     expect(generateApiKey()).not.toBe(key);
     expect(hashApiKey('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  test('a label is at most 100 characters counted in UTF-16 units: 50 emoji pass, 51 are refused', () => {
+    expect(parseApiKeyArgs(['create', '\u{1F511}'.repeat(50)])).toEqual({ name: 'create', label: '\u{1F511}'.repeat(50) });
+    expect(parseApiKeyArgs(['create', '\u{1F511}'.repeat(51)])).toEqual({
+      problem: expect.stringMatching(/^a label has at most 100 characters\n/),
+    });
   });
 });

@@ -53,6 +53,14 @@ describe('the 400 of a trip location', () => {
     ],
     ['a latitude overflowing to Infinity', trip({ latitude: '1e999' }), [issue('latitude', 'not_finite', 'Number must be finite')]],
     [
+      'a JSON latitude of 1e999 and a gpsTime two days ahead',
+      trip({ latitude: Infinity, gpsTime: '2026-11-25T12:00:00Z' }),
+      [
+        issue('latitude', 'not_finite', 'Number must be finite'),
+        issue('gpsTime', 'too_big', "Must be at most 1 day ahead of the server's clock"),
+      ],
+    ],
+    [
       'a latitude of 91 and a gpsTime two days ahead',
       trip({ latitude: 91, gpsTime: '2026-11-25T12:00:00Z' }),
       [
@@ -86,6 +94,16 @@ describe('the 400 of a trip location', () => {
       [issue('imei', 'invalid_string', 'Must contain only printable ASCII characters without spaces')],
     ],
     ['an imei as a number', trip({ imei: 356938035643809 }), [issue('imei', 'invalid_type', 'Expected a string')]],
+    ['an imei as an empty array', trip({ imei: [] }), [issue('imei', 'invalid_type', 'Expected a string')]],
+    ['an imei as an array of 40 strings', trip({ imei: Array(40).fill('x') }), [issue('imei', 'invalid_type', 'Expected a string')]],
+    [
+      'an imei of 17 emoji, 34 UTF-16 units',
+      trip({ imei: '\u{1F69A}'.repeat(17) }),
+      [
+        issue('imei', 'too_big', 'Must be at most 32 characters'),
+        issue('imei', 'invalid_string', 'Must contain only printable ASCII characters without spaces'),
+      ],
+    ],
     ['an imei too long', trip({ imei: 'x'.repeat(33) }), [issue('imei', 'too_big', 'Must be at most 32 characters')]],
     ['an empty imei', trip({ imei: '' }), [issue('imei', 'too_small', 'Must not be empty')]],
     ['a gpsTime of words', trip({ gpsTime: 'yesterday' }), [issue('gpsTime', 'custom', GPS_TIME_FORMATS)]],
@@ -133,6 +151,7 @@ describe('the 400 of a vehicle group', () => {
   test.each([
     ['an empty object', {}, [issue('vehicleGroupName', 'invalid_type', 'Required'), issue('vehicleIds', 'invalid_type', 'Required')]],
     ['a name that is a number', group({ vehicleGroupName: 1 }), [issue('vehicleGroupName', 'invalid_type', 'Expected a string')]],
+    ['a name that is an empty array', group({ vehicleGroupName: [] }), [issue('vehicleGroupName', 'invalid_type', 'Expected a string')]],
     [
       'a name of invisible characters',
       group({ vehicleGroupName: '\u200b\u3164' }),
@@ -176,6 +195,30 @@ describe('the 400 of a vehicle group', () => {
       ],
     ],
     [
+      'JSON ids of 1e999 and -1e999',
+      group({ vehicleIds: [Infinity, -Infinity] }),
+      [
+        issue('vehicleIds.0', 'invalid_type', 'Expected an integer'),
+        issue('vehicleIds.0', 'too_big', 'Is too large'),
+        issue('vehicleIds.1', 'invalid_type', 'Expected an integer'),
+        issue('vehicleIds.1', 'too_small', 'Must be a positive integer'),
+      ],
+    ],
+    [
+      'ids given as a text of 10,001 characters',
+      group({ vehicleIds: 'x'.repeat(10_001) }),
+      [issue('vehicleIds', 'invalid_type', 'Expected an array of integers')],
+    ],
+    [
+      '10,001 ids, the last two refused: the count first, then the ids',
+      group({ vehicleIds: [...Array.from({ length: 9_999 }, (_, i) => i + 1), 0, 'x'] }),
+      [
+        issue('vehicleIds', 'too_big', 'Must contain at most 10000 ids'),
+        issue('vehicleIds.9999', 'too_small', 'Must be a positive integer'),
+        issue('vehicleIds.10000', 'invalid_type', 'Expected an integer'),
+      ],
+    ],
+    [
       '10,001 ids',
       group({ vehicleIds: Array.from({ length: 10_001 }, (_, i) => i + 1) }),
       [issue('vehicleIds', 'too_big', 'Must contain at most 10000 ids')],
@@ -191,6 +234,8 @@ describe('the 400 of a batch', () => {
     ['an object', { 0: trip() }, issue('', 'invalid_type', 'Expected an array of trip locations')],
     ['null', null, issue('', 'invalid_type', 'Expected an array of trip locations')],
     ['an empty array', [], issue('', 'too_small', 'Must hold at least 1 position')],
+    ['an empty text', '', issue('', 'invalid_type', 'Expected an array of trip locations')],
+    ['a text of 1,001 characters', 'x'.repeat(1001), issue('', 'invalid_type', 'Expected an array of trip locations')],
     ['1,001 positions', Array(1001).fill(trip()), issue('', 'too_big', 'Must hold at most 1000 positions')],
   ])('for %s refuses the whole body', async (_label, body, only) => {
     const refused = await recordTripBatch(body, undefined, 'request', {} as TripWriteDeps).catch((error: AppError) => error.toJSON());
