@@ -13,7 +13,7 @@ const benchEnv = z.object({
   BENCH_WARMUP_SECONDS: z.coerce.number().int().min(0).default(3),
   BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench'),
   /** Target a running stack instead of starting one (its API key and JWT secret are then required). */
-  BENCH_TARGET_URL: z.string().url().optional(),
+  BENCH_TARGET_URL: z.url().optional(),
   BENCH_API_KEY: z.string().optional(),
   BENCH_JWT_SECRET: z.string().optional(),
   BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),

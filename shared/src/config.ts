@@ -6,7 +6,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
@@ -33,7 +33,9 @@ export const redisUrl = z
 export const logLevel = z.enum(logLevels).default('info');
 
 export const kafkaBrokers = z
-  .string({ required_error: 'is required (npm start provides a development broker when it is unset)' })
+  .string({
+    error: (issue) => (issue.input === undefined ? 'is required (npm start provides a development broker when it is unset)' : undefined),
+  })
   .transform((value) =>
     value
       .split(',')

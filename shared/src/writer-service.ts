@@ -53,7 +53,7 @@ export interface WriterUpkeep {
   stop(): Promise<void>;
 }
 
-export interface WriterDefinition<S extends z.ZodTypeAny> {
+export interface WriterDefinition<S extends z.ZodType> {
   /** Service name, also the default consumer group. */
   name: string;
   topic: (topics: Topics) => string;
@@ -69,7 +69,7 @@ export interface RunningWriter {
   stop(): Promise<void>;
 }
 
-export async function startWriter<S extends z.ZodTypeAny>(
+export async function startWriter<S extends z.ZodType>(
   definition: WriterDefinition<S>,
   config: WriterConfig,
   logger: Logger,

@@ -41,7 +41,7 @@ const gatewayEnv = z
     API_KEY_REFRESH_SECONDS: positiveInt(10),
     JWT_SECRET: optionalString,
     JWT_PUBLIC_KEY: optionalString,
-    JWKS_URL: optionalString.pipe(z.string().url().optional()),
+    JWKS_URL: optionalString.pipe(z.url().optional()),
     JWT_ISSUER: optionalString,
     JWT_AUDIENCE: optionalString,
     /** Unset: a token may live as long as its issuer says. */
@@ -136,7 +136,7 @@ const gatewayEnv = z
 export type GatewayEnv = z.output<typeof gatewayEnv>;
 
 /** Every variable the gateway reads, so that the deployment files can be checked against it. */
-export const gatewayEnvNames = Object.keys(gatewayEnv.innerType().shape);
+export const gatewayEnvNames = Object.keys(gatewayEnv.shape);
 
 export interface GatewayConfig extends GatewayEnv {
   instanceId: string;

@@ -31,7 +31,12 @@ function toBoolean(value: unknown): unknown {
 }
 
 /** A finite number, given as a number or a numeric string ("12.5", not "0x10" or "Infinity"). */
-export const numberLike = () => z.preprocess(toNumber, z.number({ invalid_type_error: 'Expected a number or a numeric string' }).finite());
+export const numberLike = () =>
+  z.preprocess(toNumber, z.number({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a number or a numeric string') }));
 
 /** A boolean, given as true/false, 1/0 or the strings "true", "false", "1", "0". */
-export const booleanLike = () => z.preprocess(toBoolean, z.boolean({ invalid_type_error: 'Expected a boolean: true, false, 1 or 0' }));
+export const booleanLike = () =>
+  z.preprocess(
+    toBoolean,
+    z.boolean({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a boolean: true, false, 1 or 0') }),
+  );

@@ -8,7 +8,7 @@ export const IMEI_MAX_LENGTH = 32;
 
 /** A device id as every route takes it, in a body or in a path. */
 export const imeiSchema = z
-  .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
+  .string({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a string') })
   .min(1, 'Must not be empty')
   .max(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`)
   .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');
@@ -23,7 +23,7 @@ export const tripLocationRequestSchema = z.object({
       const date = parseGpsTime(value);
       if (!date) {
         ctx.addIssue({
-          code: z.ZodIssueCode.custom,
+          code: 'custom',
           message: 'Expected ISO-8601 with an offset (at most ±14:00) or Z, "YYYY-MM-DD HH:mm:ss" (UTC), or epoch seconds or milliseconds',
         });
         return z.NEVER;
@@ -45,19 +45,19 @@ export const tripLocationRequestSchema = z.object({
 /** The Kafka command: normalised, every value already of its final type. */
 export const tripLocationCommandSchema = z.object({
   imei: imeiSchema,
-  gpsTime: z.string().datetime({ offset: false, precision: 3 }),
+  gpsTime: z.iso.datetime({ offset: false, precision: 3 }),
   latitude: z.number().min(-90).max(90),
   longitude: z.number().min(-180).max(180),
-  speed: z.number().finite().min(0),
+  speed: z.number().min(0),
   ignition: z.boolean(),
   angle: z.number().min(0).max(360).optional(),
   satellite: z.number().int().min(0).max(2_147_483_647).optional(),
   door1: z.boolean().optional(),
   door2: z.boolean().optional(),
-  temp: z.number().finite().optional(),
+  temp: z.number().optional(),
   fuel_percentage: z.number().min(0).max(100).optional(),
   /** When the gateway accepted the request. */
-  receivedAt: z.string().datetime({ offset: false, precision: 3 }),
+  receivedAt: z.iso.datetime({ offset: false, precision: 3 }),
 });
 
 export type TripLocationCommand = z.infer<typeof tripLocationCommandSchema>;

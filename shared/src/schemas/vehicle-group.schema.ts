@@ -28,7 +28,7 @@ export function commandIdFor(subject: string, idempotencyKey: string): string {
 const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 const vehicleGroupName = z
-  .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
+  .string({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a string') })
   .trim()
   .min(1, 'Must not be empty')
   // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
@@ -42,14 +42,14 @@ const vehicleGroupName = z
   .superRefine((name, ctx) => {
     // An empty name is already refused as empty.
     if (name.length > 0 && !visibleCharacter.test(name)) {
-      ctx.addIssue({ code: 'invalid_string', validation: 'regex', message: 'Must contain a visible character' });
+      ctx.addIssue({ code: 'invalid_format', format: 'regex', message: 'Must contain a visible character' });
     }
     // Counted in characters (code points), as PostgreSQL and a reader count them, not in UTF-16
     // units: an emoji is one character.
     if (codePoints(name) > VEHICLE_GROUP_NAME_MAX_LENGTH) {
       ctx.addIssue({
         code: 'too_big',
-        type: 'string',
+        origin: 'string',
         maximum: VEHICLE_GROUP_NAME_MAX_LENGTH,
         inclusive: true,
         message: `Must be at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters`,
@@ -65,7 +65,7 @@ function codePoints(text: string): number {
 }
 
 const vehicleId = z
-  .number({ invalid_type_error: 'Expected an integer' })
+  .number({ error: (issue) => (issue.input === undefined ? undefined : 'Expected an integer') })
   .int('Expected an integer')
   .positive('Must be a positive integer')
   .max(Number.MAX_SAFE_INTEGER, 'Is too large');
@@ -75,7 +75,7 @@ const vehicleId = z
 const vehicleIds = z.preprocess(
   (value) => (Array.isArray(value) && value.length > VEHICLE_IDS_MAX ? value.slice(0, VEHICLE_IDS_MAX + 1) : value),
   z
-    .array(vehicleId, { required_error: 'Required', invalid_type_error: 'Expected an array of integers' })
+    .array(vehicleId, { error: (issue) => (issue.input === undefined ? undefined : 'Expected an array of integers') })
     .max(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`),
 );
 

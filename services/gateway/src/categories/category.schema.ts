@@ -15,7 +15,7 @@ const temperature = z.preprocess(
     if (text === '') return null;
     return decimal.test(text) ? Number(text) : value;
   },
-  z.number({ invalid_type_error: 'must be a number or empty' }).finite().nullable(),
+  z.number({ error: (issue) => (issue.input === undefined ? undefined : 'must be a number or empty') }).nullable(),
 );
 
 export const categoryRowSchema = z

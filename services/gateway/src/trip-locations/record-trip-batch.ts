@@ -21,7 +21,7 @@ export interface BatchResult {
 }
 
 const batchSchema = z
-  .array(z.unknown(), { invalid_type_error: 'Expected an array of trip locations' })
+  .array(z.unknown(), { error: (issue) => (issue.input === undefined ? undefined : 'Expected an array of trip locations') })
   .min(1, 'Must hold at least 1 position')
   .max(MAX_BATCH_POSITIONS, `Must hold at most ${MAX_BATCH_POSITIONS} positions`);
 
