@@ -1,6 +1,7 @@
 // Environment parsing shared by every service: one zod schema per service, parsed once at start,
 // failing with a message that names each bad variable.
 import { z } from 'zod';
+import { enumError } from './schemas/issue-wording';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -54,9 +55,11 @@ export const positiveInt = (fallback: number) => z.coerce.number().int().positiv
 /** For limits that 0 turns off. */
 export const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
+const flagWords = ['true', 'false', '1', '0'] as const;
+
 export const booleanFlag = (fallback: boolean) =>
   z
-    .enum(['true', 'false', '1', '0'])
+    .enum(flagWords, { error: enumError(flagWords) })
     .default(fallback ? 'true' : 'false')
     .transform((value) => value === 'true' || value === '1');
 

@@ -2,6 +2,7 @@
 // preprocessors accept a number or a strictly numeric string, and a boolean or one of four boolean
 // words; anything else is left as it is so that zod reports a type error naming the field.
 import { z } from 'zod';
+import { typeError } from './issue-wording';
 
 const numericText = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
@@ -31,12 +32,7 @@ function toBoolean(value: unknown): unknown {
 }
 
 /** A finite number, given as a number or a numeric string ("12.5", not "0x10" or "Infinity"). */
-export const numberLike = () =>
-  z.preprocess(toNumber, z.number({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a number or a numeric string') }));
+export const numberLike = () => z.preprocess(toNumber, z.number({ error: typeError('Expected a number or a numeric string') }));
 
 /** A boolean, given as true/false, 1/0 or the strings "true", "false", "1", "0". */
-export const booleanLike = () =>
-  z.preprocess(
-    toBoolean,
-    z.boolean({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a boolean: true, false, 1 or 0') }),
-  );
+export const booleanLike = () => z.preprocess(toBoolean, z.boolean({ error: typeError('Expected a boolean: true, false, 1 or 0') }));

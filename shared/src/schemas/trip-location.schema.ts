@@ -3,12 +3,13 @@
 import { z } from 'zod';
 import { booleanLike, numberLike } from './coercion';
 import { parseGpsTime } from './gps-time';
+import { typeError } from './issue-wording';
 
 export const IMEI_MAX_LENGTH = 32;
 
 /** A device id as every route takes it, in a body or in a path. */
 export const imeiSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a string') })
+  .string({ error: typeError('Expected a string') })
   .min(1, 'Must not be empty')
   .max(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`)
   .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');

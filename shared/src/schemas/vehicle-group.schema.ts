@@ -1,6 +1,7 @@
 // The vehicle-group message: the HTTP body a fleet app sends and the Kafka command the group-writer reads.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { typeError } from './issue-wording';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
 export const VEHICLE_IDS_MAX = 10_000;
@@ -28,7 +29,7 @@ export function commandIdFor(subject: string, idempotencyKey: string): string {
 const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 const vehicleGroupName = z
-  .string({ error: (issue) => (issue.input === undefined ? undefined : 'Expected a string') })
+  .string({ error: typeError('Expected a string') })
   .trim()
   .min(1, 'Must not be empty')
   // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
@@ -75,7 +76,7 @@ const vehicleId = z
 const vehicleIds = z.preprocess(
   (value) => (Array.isArray(value) && value.length > VEHICLE_IDS_MAX ? value.slice(0, VEHICLE_IDS_MAX + 1) : value),
   z
-    .array(vehicleId, { error: (issue) => (issue.input === undefined ? undefined : 'Expected an array of integers') })
+    .array(vehicleId, { error: typeError('Expected an array of integers') })
     .max(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`),
 );
 

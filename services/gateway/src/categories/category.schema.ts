@@ -1,6 +1,7 @@
 // The shapes of a product category: the id a client asks for, the row an import brings in, and the
 // object the read answers with (spec section 2.1). Temperatures are plain numbers or null.
 import { z } from 'zod';
+import { typeError } from '@fleet/shared';
 
 export const categoryParamsSchema = z.object({ id: z.string().uuid() });
 
@@ -15,7 +16,7 @@ const temperature = z.preprocess(
     if (text === '') return null;
     return decimal.test(text) ? Number(text) : value;
   },
-  z.number({ error: (issue) => (issue.input === undefined ? undefined : 'must be a number or empty') }).nullable(),
+  z.number({ error: typeError('must be a number or empty') }).nullable(),
 );
 
 export const categoryRowSchema = z

@@ -3,7 +3,7 @@
 // serialised once, so a cache hit is sent as the bytes Redis returned.
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { AppError, formatName, isDatabaseUnavailable, issueCode, receivedType } from '@fleet/shared';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
 import { findCategory } from './category-store';
@@ -35,18 +35,20 @@ function typeOf(value: unknown): string {
 }
 
 /**
- * The section 7.1 body built from a zod error. For a type issue `received` is the type given; for a
- * failed string check, `expected` is the check's name and `received` the value given, so every issue
- * carries both.
+ * The section 7.1 body built from a zod error, with the codes and names of zod 3 it has always had
+ * (invalid_string of validation uuid, where zod 4 says invalid_format of format guid). A type issue's
+ * `received` is zod 3's name for the type given; for a failed string check, `expected` is the check's
+ * name and `received` the value given, so every issue carries both.
  */
 export function invalidIdBody(error: z.ZodError, input: unknown): Record<string, unknown> {
   const issues = error.issues.map((issue) => {
     const given = valueAt(input, issue.path);
-    const expected = issue.code === 'invalid_type' ? issue.expected : issue.code === 'invalid_format' ? issue.format : undefined;
-    const received = issue.code !== 'invalid_type' && typeof given === 'string' ? given : typeOf(given);
+    const expected =
+      issue.code === 'invalid_type' ? issue.expected : issue.code === 'invalid_format' ? formatName(issue.format) : undefined;
+    const received = issue.code === 'invalid_type' ? receivedType(given) : typeof given === 'string' ? given : typeOf(given);
     return {
-      code: issue.code,
-      expected: expected ?? issue.code,
+      code: issueCode(issue),
+      expected: expected ?? issueCode(issue),
       message: issue.message,
       path: issue.path.map(String),
       received,
