@@ -1,6 +1,7 @@
 // Environment parsing shared by every service: one zod schema per service, parsed once at start,
 // failing with a message that names each bad variable.
 import { z } from 'zod';
+import { integer } from './schemas/checks';
 import { enumError } from './schemas/issue-wording';
 
 export class ConfigError extends Error {
@@ -50,10 +51,10 @@ export const topicPrefix = z
   .regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits, ".", "_" and "-"')
   .default('fleet');
 
-export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+export const positiveInt = (fallback: number) => z.coerce.number().check(integer()).positive().default(fallback);
 
 /** For limits that 0 turns off. */
-export const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+export const nonNegativeInt = (fallback: number) => z.coerce.number().check(integer()).min(0).default(fallback);
 
 const flagWords = ['true', 'false', '1', '0'] as const;
 
@@ -83,4 +84,4 @@ export const commonEnv = {
 };
 
 /** Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. */
-export const kafkaLingerMs = z.coerce.number().int().min(0).max(1000).default(5);
+export const kafkaLingerMs = z.coerce.number().check(integer()).min(0).max(1000).default(5);

@@ -6,9 +6,15 @@ import { typeError } from './issue-wording';
 
 const numericText = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-function toNumber(value: unknown): unknown {
-  if (typeof value === 'string' && numericText.test(value.trim())) return Number(value.trim());
-  return value;
+function toNumber(value: unknown, ctx: z.core.$RefinementCtx): unknown {
+  const number = typeof value === 'string' && numericText.test(value.trim()) ? Number(value.trim()) : value;
+  // "1e999", as text or as a JSON number, is Infinity: refused as the API always has, as zod 3's
+  // not_finite, which left the other fields' checks to run (zod 4's number type would call it no
+  // number at all, and stop them).
+  if (number === Infinity || number === -Infinity) {
+    ctx.addIssue({ code: 'custom', message: 'Number must be finite', params: { code: 'not_finite' }, continue: true });
+  }
+  return number;
 }
 
 const booleanWords: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };

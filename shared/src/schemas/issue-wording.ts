@@ -89,9 +89,14 @@ export function issueMessage(issue: RawIssue): string | undefined {
   }
 }
 
-/** zod 3's code for an issue, as bodies carry it. */
+/**
+ * zod 3's code for an issue, as bodies carry it. A custom issue standing for a check zod 4 no longer has
+ * names its code in `params.code` (numberLike's not_finite).
+ */
 export function issueCode(issue: z.core.$ZodIssue): string {
-  return issue.code === 'invalid_format' ? 'invalid_string' : issue.code;
+  if (issue.code === 'invalid_format') return 'invalid_string';
+  if (issue.code === 'custom' && typeof issue.params?.code === 'string') return issue.params.code;
+  return issue.code;
 }
 
 z.config({ customError: issueMessage });

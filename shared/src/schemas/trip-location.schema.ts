@@ -1,6 +1,7 @@
 // The trip-location message: what a device posts (JSON or form), and what travels on Kafka to the
 // trip-writer. Both sides import these schemas, so the gateway never publishes what the writer refuses.
 import { z } from 'zod';
+import { integer, maxLength, minLength } from './checks';
 import { booleanLike, numberLike } from './coercion';
 import { parseGpsTime } from './gps-time';
 import { typeError } from './issue-wording';
@@ -10,8 +11,7 @@ export const IMEI_MAX_LENGTH = 32;
 /** A device id as every route takes it, in a body or in a path. */
 export const imeiSchema = z
   .string({ error: typeError('Expected a string') })
-  .min(1, 'Must not be empty')
-  .max(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`)
+  .check(minLength(1, 'Must not be empty'), maxLength(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`))
   .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');
 
 /** The HTTP request body, before normalisation. Unknown fields are dropped. */
@@ -36,7 +36,7 @@ export const tripLocationRequestSchema = z.object({
   speed: numberLike().pipe(z.number().min(0)),
   ignition: booleanLike(),
   angle: numberLike().pipe(z.number().min(0).max(360)).optional(),
-  satellite: numberLike().pipe(z.number().int().min(0).max(2_147_483_647)).optional(),
+  satellite: numberLike().pipe(z.number().check(integer()).min(0).max(2_147_483_647)).optional(),
   door1: booleanLike().optional(),
   door2: booleanLike().optional(),
   temp: numberLike().optional(),
@@ -52,7 +52,7 @@ export const tripLocationCommandSchema = z.object({
   speed: z.number().min(0),
   ignition: z.boolean(),
   angle: z.number().min(0).max(360).optional(),
-  satellite: z.number().int().min(0).max(2_147_483_647).optional(),
+  satellite: z.number().check(integer()).min(0).max(2_147_483_647).optional(),
   door1: z.boolean().optional(),
   door2: z.boolean().optional(),
   temp: z.number().optional(),

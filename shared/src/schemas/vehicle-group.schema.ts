@@ -1,6 +1,7 @@
 // The vehicle-group message: the HTTP body a fleet app sends and the Kafka command the group-writer reads.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { maxLength, minLength } from './checks';
 import { typeError } from './issue-wording';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
@@ -31,7 +32,7 @@ const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u280
 const vehicleGroupName = z
   .string({ error: typeError('Expected a string') })
   .trim()
-  .min(1, 'Must not be empty')
+  .check(minLength(1, 'Must not be empty'))
   // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
   // eslint-disable-next-line no-control-regex
   .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'Must not contain control characters')
@@ -89,10 +90,7 @@ export const vehicleGroupRequestSchema = z.object({
 export const vehicleGroupCommandSchema = z.object({
   // Room for the ids of earlier releases (`key:` and a key of the full documented length), which may
   // still be waiting in the topic when this release starts.
-  commandId: z
-    .string()
-    .min(1)
-    .max('key:'.length + IDEMPOTENCY_KEY_MAX_LENGTH),
+  commandId: z.string().check(minLength(1), maxLength('key:'.length + IDEMPOTENCY_KEY_MAX_LENGTH)),
   vehicleGroupName,
   vehicleIds,
 });

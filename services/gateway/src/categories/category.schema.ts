@@ -1,7 +1,7 @@
 // The shapes of a product category: the id a client asks for, the row an import brings in, and the
 // object the read answers with (spec section 2.1). Temperatures are plain numbers or null.
 import { z } from 'zod';
-import { typeError } from '@fleet/shared';
+import { minLength, typeError } from '@fleet/shared';
 
 export const categoryParamsSchema = z.object({ id: z.string().uuid() });
 
@@ -27,7 +27,7 @@ export const categoryRowSchema = z
       .trim()
       .uuid()
       .transform((id) => id.toLowerCase()),
-    name: z.string().trim().min(1, 'must not be empty'),
+    name: z.string().trim().check(minLength(1, 'must not be empty')),
     min_temperature: temperature,
     max_temperature: temperature,
   })
