@@ -66,19 +66,44 @@ function codePoints(text: string): number {
   return count;
 }
 
-const vehicleId = z
-  .number({ error: (issue) => (issue.input === undefined ? undefined : 'Expected an integer') })
-  .int('Expected an integer')
-  .positive('Must be a positive integer')
-  .max(Number.MAX_SAFE_INTEGER, 'Is too large');
+/**
+ * Each id's issues, at its index, as the API has always reported them: an id that is not a number is
+ * "Expected an integer" and nothing more; a number may break several rules at once (-1.5 is no integer
+ * and not positive; JSON's 1e999, read as Infinity, is no integer and too large). A loop over the ids
+ * rather than a zod array of them: that reports the array's length only after its elements, and costs
+ * several times more per id.
+ */
+function checkIds(ids: unknown[], ctx: z.core.$RefinementCtx<unknown[]>): void {
+  for (let index = 0; index < ids.length; index++) {
+    const id = ids[index];
+    const path = [index];
+    if (typeof id !== 'number' || Number.isNaN(id)) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'int', message: 'Expected an integer', path });
+      continue;
+    }
+    if (!Number.isInteger(id)) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'int', message: 'Expected an integer', path });
+    }
+    if (!(id > 0)) {
+      ctx.addIssue({ code: 'too_small', origin: 'number', minimum: 0, inclusive: false, message: 'Must be a positive integer', path });
+    }
+    if (id > Number.MAX_SAFE_INTEGER) {
+      ctx.addIssue({ code: 'too_big', origin: 'number', maximum: Number.MAX_SAFE_INTEGER, inclusive: true, message: 'Is too large', path });
+    }
+  }
+}
 
 // An array over the limit is cut to one element past it before its elements are checked: it is refused
-// all the same, and a 1 MB body of 150,000 bad ids costs 10,001 checks instead of a second of CPU.
+// all the same, and a 1 MB body of 150,000 bad ids costs 10,001 checks instead of a second of CPU. Its
+// length is reported before its ids.
 const vehicleIds = z.preprocess(
   (value) => (Array.isArray(value) && value.length > VEHICLE_IDS_MAX ? value.slice(0, VEHICLE_IDS_MAX + 1) : value),
   z
-    .array(vehicleId, { error: typeError('Expected an array of integers') })
-    .max(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`),
+    .array(z.unknown(), { error: typeError('Expected an array of integers') })
+    .check(maxLength(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`))
+    .superRefine(checkIds)
+    // Reached only when every id passed.
+    .transform((ids) => ids as number[]),
 );
 
 export const vehicleGroupRequestSchema = z.object({

@@ -91,13 +91,15 @@ const tripLocationWire = tripLocationRequestSchema
 
 /**
  * The name's length is checked in a refinement, since zod's max() counts UTF-16 units; JSON Schema's
- * maxLength counts characters as the refinement does, so it is restated here.
+ * maxLength counts characters as the refinement does, so it is restated here. So are the ids, which the
+ * shared schema checks one by one after their count, in a refinement too.
  */
 const vehicleGroupWire = vehicleGroupRequestSchema.extend({
   vehicleGroupName: vehicleGroupRequestSchema.shape.vehicleGroupName.meta({
     maxLength: VEHICLE_GROUP_NAME_MAX_LENGTH,
     description: 'Trimmed; at least one visible character, no control or bidirectional control characters',
   }),
+  vehicleIds: z.array(z.number().int().positive().max(Number.MAX_SAFE_INTEGER)).max(VEHICLE_IDS_MAX),
 });
 
 const errorBody = z
