@@ -51,7 +51,13 @@ const gatewayEnv = z
     API_KEY_REFRESH_SECONDS: positiveInt(10),
     JWT_SECRET: optionalString,
     JWT_PUBLIC_KEY: optionalString,
-    JWKS_URL: optionalString.pipe(z.url().optional()),
+    // Any URL the URL parser reads, as given (zod's z.url() is stricter, and trims).
+    JWKS_URL: optionalString.pipe(
+      z
+        .string()
+        .refine((value) => URL.canParse(value), 'Invalid url')
+        .optional(),
+    ),
     JWT_ISSUER: optionalString,
     JWT_AUDIENCE: optionalString,
     /** Unset: a token may live as long as its issuer says. */

@@ -3,7 +3,9 @@
 import { z } from 'zod';
 import { minLength, typeError } from '@fleet/shared';
 
-export const categoryParamsSchema = z.object({ id: z.string().uuid() });
+// Any 8-4-4-4-12 hexadecimal id, whatever its version and variant bits: zod's guid, as lax as the uuid()
+// of zod 3 the API was built on (zod 4's uuid() holds to RFC 9562).
+export const categoryParamsSchema = z.object({ id: z.guid() });
 
 const decimal = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
@@ -25,7 +27,7 @@ export const categoryRowSchema = z
     id: z
       .string()
       .trim()
-      .uuid()
+      .check(z.guid())
       .transform((id) => id.toLowerCase()),
     name: z.string().trim().check(minLength(1, 'must not be empty')),
     min_temperature: temperature,

@@ -174,6 +174,9 @@ const position = z
   })
   .openapi({ description: 'A stored position' });
 
+/** Any 8-4-4-4-12 hexadecimal id, as JSON Schema's uuid format takes it. */
+const categoryPathParams = categoryParamsSchema.extend({ id: categoryParamsSchema.shape.id.meta({ format: 'uuid' }) });
+
 const devicePathParams = z.object({
   imei: imeiSchema.meta({
     description: `The device; at most ${IMEI_MAX_LENGTH} printable ASCII characters`,
@@ -391,7 +394,7 @@ function buildDocument(): object {
     summary: 'Detail product category',
     tags: ['Order'],
     security: [{ [apiKey.name]: [] }],
-    request: { params: categoryParamsSchema, headers: requestIdParameter },
+    request: { params: categoryPathParams, headers: requestIdParameter },
     responses: {
       200: json(CategoryResponse, 'The category'),
       400: json(CategoryIdError, 'The id is not a UUID'),
