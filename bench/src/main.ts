@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { loadConfig, positiveInt } from '@fleet/shared';
+import { integer, loadConfig, positiveInt } from '@fleet/shared';
 import { appendHistory, HISTORY_FILE, readHistory } from './history';
 import { markdownTable, svgChart } from './report';
 import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
@@ -10,10 +10,10 @@ import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
 const benchEnv = z.object({
   BENCH_CONNECTIONS: positiveInt(64),
   BENCH_DURATION_SECONDS: positiveInt(15),
-  BENCH_WARMUP_SECONDS: z.coerce.number().int().min(0).default(3),
+  BENCH_WARMUP_SECONDS: z.coerce.number().check(integer()).min(0).default(3),
   BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench'),
   /** Target a running stack instead of starting one (its API key and JWT secret are then required). */
-  BENCH_TARGET_URL: z.string().url().optional(),
+  BENCH_TARGET_URL: z.url().optional(),
   BENCH_API_KEY: z.string().optional(),
   BENCH_JWT_SECRET: z.string().optional(),
   BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),

@@ -1,12 +1,14 @@
 // Environment parsing shared by every service: one zod schema per service, parsed once at start,
 // failing with a message that names each bad variable.
 import { z } from 'zod';
+import { integer } from './schemas/checks';
+import { enumError } from './schemas/issue-wording';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
@@ -33,7 +35,9 @@ export const redisUrl = z
 export const logLevel = z.enum(logLevels).default('info');
 
 export const kafkaBrokers = z
-  .string({ required_error: 'is required (npm start provides a development broker when it is unset)' })
+  .string({
+    error: (issue) => (issue.input === undefined ? 'is required (npm start provides a development broker when it is unset)' : undefined),
+  })
   .transform((value) =>
     value
       .split(',')
@@ -47,14 +51,16 @@ export const topicPrefix = z
   .regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits, ".", "_" and "-"')
   .default('fleet');
 
-export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+export const positiveInt = (fallback: number) => z.coerce.number().check(integer()).positive().default(fallback);
 
 /** For limits that 0 turns off. */
-export const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+export const nonNegativeInt = (fallback: number) => z.coerce.number().check(integer()).min(0).default(fallback);
+
+const flagWords = ['true', 'false', '1', '0'] as const;
 
 export const booleanFlag = (fallback: boolean) =>
   z
-    .enum(['true', 'false', '1', '0'])
+    .enum(flagWords, { error: enumError(flagWords) })
     .default(fallback ? 'true' : 'false')
     .transform((value) => value === 'true' || value === '1');
 
@@ -78,4 +84,4 @@ export const commonEnv = {
 };
 
 /** Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. */
-export const kafkaLingerMs = z.coerce.number().int().min(0).max(1000).default(5);
+export const kafkaLingerMs = z.coerce.number().check(integer()).min(0).max(1000).default(5);

@@ -14,6 +14,8 @@ export * from './kafka/consumer-lag';
 export * from './kafka/topic-check';
 export * from './schemas/gps-time';
 export * from './schemas/coercion';
+export * from './schemas/checks';
+export * from './schemas/issue-wording';
 export * from './schemas/trip-location.schema';
 export * from './schemas/vehicle-group.schema';
 export * from './schemas/reply.schema';

@@ -15,6 +15,7 @@ import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
 import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
 import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
+import { integer } from './schemas/checks';
 
 /** What every writer reads; a writer that reads more extends it (the trip-writer its partitions, the group-writer its key lifetime). */
 export const writerEnv = z.object({
@@ -26,9 +27,9 @@ export const writerEnv = z.object({
    * How long the group waits for a silent writer before handing its partitions to the others, i.e. how
    * long a crashed writer's partitions stand still. Brokers refuse less than 6 s by default.
    */
-  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6000).max(300_000).default(30_000),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().check(integer()).min(6000).max(300_000).default(30_000),
   /** Where GET /metrics is served; 0 picks a free port (tests). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(9464),
 });
 
 export type WriterConfig = z.output<typeof writerEnv>;
@@ -53,7 +54,7 @@ export interface WriterUpkeep {
   stop(): Promise<void>;
 }
 
-export interface WriterDefinition<S extends z.ZodTypeAny> {
+export interface WriterDefinition<S extends z.ZodType> {
   /** Service name, also the default consumer group. */
   name: string;
   topic: (topics: Topics) => string;
@@ -69,7 +70,7 @@ export interface RunningWriter {
   stop(): Promise<void>;
 }
 
-export async function startWriter<S extends z.ZodTypeAny>(
+export async function startWriter<S extends z.ZodType>(
   definition: WriterDefinition<S>,
   config: WriterConfig,
   logger: Logger,

@@ -2,6 +2,7 @@ import { DatabaseError } from 'pg';
 import { z } from 'zod';
 import { AppError, isDatabaseUnavailable } from '@fleet/shared';
 import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
+import { parseApiKeyArgs } from '../../services/gateway/src/cli/api-key';
 import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';
 import { toCategory } from '../../services/gateway/src/categories/category-store';
 import { CategoryIdError, categoryBody, invalidIdBody, parseCategoryId } from '../../services/gateway/src/categories/get-category';
@@ -33,6 +34,53 @@ describe('row conversion', () => {
 describe('the id of a read', () => {
   test('a UUID in any case is accepted and lower-cased', () => {
     expect(parseCategoryId(ID.toUpperCase())).toBe(ID);
+  });
+
+  test.each([
+    ['the nil UUID', '00000000-0000-0000-0000-000000000000'],
+    ['the max UUID', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'],
+    ['version 7, variant bits 110', '3f2504e0-4f89-71d3-ca0c-0305e82c3301'],
+    ['version 0, variant bits 0', '3f2504e0-4f89-01d3-0a0c-0305e82c3301'],
+    ['version 15, variant bits 111', '3f2504e0-4f89-f1d3-fa0c-0305e82c3301'],
+  ])('%s is accepted: any 8-4-4-4-12 hexadecimal id is, whatever its version and variant bits', (_label, id) => {
+    expect(parseCategoryId(id)).toBe(id.toLowerCase());
+  });
+
+  const invalidUuid = (received: string) => ({
+    errors: { id: ['Invalid uuid'] },
+    errors_v2: {
+      formatted: { _errors: [], id: { _errors: ['Invalid uuid'] } },
+      issues: [{ code: 'invalid_string', expected: 'uuid', message: 'Invalid uuid', path: ['id'], received }],
+    },
+    message: 'Invalid product category id: it must be a UUID',
+  });
+
+  const wrongType = (message: string, received: string) => ({
+    errors: { id: [message] },
+    errors_v2: {
+      formatted: { _errors: [], id: { _errors: [message] } },
+      issues: [{ code: 'invalid_type', expected: 'string', message, path: ['id'], received }],
+    },
+    message: 'Invalid product category id: it must be a UUID',
+  });
+
+  test.each([
+    ['a digit short', '3f2504e0-4f89-11d3-9a0c-0305e82c330', invalidUuid('3f2504e0-4f89-11d3-9a0c-0305e82c330')],
+    ['in braces', `{${ID}}`, invalidUuid(`{${ID}}`)],
+    ['followed by a line break', `${ID}\n`, invalidUuid(`${ID}\n`)],
+    ['empty', '', invalidUuid('')],
+    ['absent', undefined, wrongType('Required', 'undefined')],
+    ['null', null, wrongType('Expected string, received null', 'null')],
+    ['a number', 42, wrongType('Expected string, received number', 'number')],
+    ['an array', ['a'], wrongType('Expected string, received array', 'array')],
+  ])('an id %s is answered with exactly this 400 body', (_label, id, body) => {
+    let thrown: unknown;
+    try {
+      parseCategoryId(id);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(JSON.stringify((thrown as AppError).toJSON())).toBe(JSON.stringify(body));
   });
 
   test('a non-UUID throws a 400 whose JSON is exactly the body of section 7.1, without a code', () => {
@@ -152,6 +200,15 @@ describe('import row validation', () => {
       ]);
     }
   });
+
+  test('a name that is not text is reported as such, and only as such', () => {
+    try {
+      validateCategoryRows([{ id: ID, name: [] }]);
+      throw new Error('expected a failure');
+    } catch (error) {
+      expect((error as CategoryImportError).problems).toEqual(['row 1: name: Expected string, received array']);
+    }
+  });
 });
 
 describe('API keys', () => {
@@ -160,5 +217,12 @@ describe('API keys', () => {
     expect(Buffer.from(key, 'base64url')).toHaveLength(32);
     expect(generateApiKey()).not.toBe(key);
     expect(hashApiKey('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  test('a label is at most 100 characters counted in UTF-16 units: 50 emoji pass, 51 are refused', () => {
+    expect(parseApiKeyArgs(['create', '\u{1F511}'.repeat(50)])).toEqual({ name: 'create', label: '\u{1F511}'.repeat(50) });
+    expect(parseApiKeyArgs(['create', '\u{1F511}'.repeat(51)])).toEqual({
+      problem: expect.stringMatching(/^a label has at most 100 characters\n/),
+    });
   });
 });

@@ -2,10 +2,10 @@
 // its data in .dev/kafka/ (kept across restarts). `up` is idempotent and prints KAFKA_BROKERS=... last.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConfigError, loadConfig } from '@fleet/shared';
+import { ConfigError, integer, loadConfig } from '@fleet/shared';
 import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka, stopLocalKafka } from './apache-kafka';
 
-const cliEnv = z.object({ KAFKA_PORT: z.coerce.number().int().min(1).max(65534).default(9092) });
+const cliEnv = z.object({ KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65534).default(9092) });
 
 async function main(): Promise<void> {
   const { positionals } = parseArgs({ allowPositionals: true });

@@ -13,6 +13,7 @@ import {
   DEFAULT_STOP_DEADLINE_MS,
   createLogger,
   ensureTopics,
+  integer,
   KILL_MARGIN_MS,
   loadConfig,
   logLevel,
@@ -44,11 +45,11 @@ const launcherEnv = z.object({
   DATABASE_URL: postgresUrl,
   LOG_LEVEL: logLevel,
   KAFKA_BROKERS: z.string().optional(),
-  KAFKA_PORT: z.coerce.number().int().min(1).max(65534).default(9092),
+  KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65534).default(9092),
   KAFKA_TOPIC_PREFIX: topicPrefix,
-  PORT: z.coerce.number().int().default(8080),
-  TRIP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9464),
-  GROUP_WRITER_METRICS_PORT: z.coerce.number().int().min(0).default(9465),
+  PORT: z.coerce.number().check(integer()).default(8080),
+  TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9464),
+  GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
   /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
   REPLY_TIMEOUT_MS: positiveInt(10_000),
   /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */

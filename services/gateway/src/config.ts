@@ -4,7 +4,17 @@ import os from 'node:os';
 import bytes from 'bytes';
 import ms from 'ms';
 import { z } from 'zod';
-import { booleanFlag, commonEnv, kafkaLingerMs, loadConfig, nonNegativeInt, optionalString, positiveInt, redisUrl } from '@fleet/shared';
+import {
+  booleanFlag,
+  commonEnv,
+  integer,
+  kafkaLingerMs,
+  loadConfig,
+  nonNegativeInt,
+  optionalString,
+  positiveInt,
+  redisUrl,
+} from '@fleet/shared';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');
@@ -23,7 +33,7 @@ const gatewayEnv = z
   .object({
     ...commonEnv,
     NODE_ENV: z.string().default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    PORT: z.coerce.number().check(integer()).min(0).max(65535).default(8080),
     REDIS_URL: redisUrl,
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
     CACHE_KEY_PREFIX: cacheKeyPrefix,
@@ -41,11 +51,20 @@ const gatewayEnv = z
     API_KEY_REFRESH_SECONDS: positiveInt(10),
     JWT_SECRET: optionalString,
     JWT_PUBLIC_KEY: optionalString,
-    JWKS_URL: optionalString.pipe(z.string().url().optional()),
+    // Any URL the URL parser reads, as given (zod's z.url() is stricter, and trims).
+    JWKS_URL: optionalString.pipe(
+      z
+        .string()
+        .refine((value) => URL.canParse(value), 'Invalid url')
+        .optional(),
+    ),
     JWT_ISSUER: optionalString,
     JWT_AUDIENCE: optionalString,
     /** Unset: a token may live as long as its issuer says. */
-    JWT_MAX_LIFETIME_SECONDS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
+    JWT_MAX_LIFETIME_SECONDS: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.coerce.number().check(integer()).positive().optional(),
+    ),
     JWT_CACHE_SIZE: positiveInt(10_000),
     /**
      * A claim (e.g. `imei`) that restricts a token carrying it to the positions of that one device. Unset:
@@ -104,7 +123,12 @@ const gatewayEnv = z
         .transform((value, ctx) => {
           const parsed = durationMs(value);
           if (parsed === undefined) {
-            ctx.addIssue({ code: 'custom', message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds' });
+            // Not final, so that the checks across variables below still run and report theirs too.
+            ctx.addIssue({
+              code: 'custom',
+              message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds',
+              continue: true,
+            });
             return z.NEVER;
           }
           return parsed;
@@ -136,7 +160,7 @@ const gatewayEnv = z
 export type GatewayEnv = z.output<typeof gatewayEnv>;
 
 /** Every variable the gateway reads, so that the deployment files can be checked against it. */
-export const gatewayEnvNames = Object.keys(gatewayEnv.innerType().shape);
+export const gatewayEnvNames = Object.keys(gatewayEnv.shape);
 
 export interface GatewayConfig extends GatewayEnv {
   instanceId: string;

@@ -2,7 +2,7 @@
 // first bad field, and the issues with their paths, at most MAX_ISSUES of them: a 1 MB body of bad
 // vehicle ids would otherwise be answered with tens of megabytes.
 import type { ZodError } from 'zod';
-import { AppError } from '@fleet/shared';
+import { AppError, issueCode } from '@fleet/shared';
 
 /** Enough to name every field of a trip or a group; the rest are elements of one bad array. */
 export const MAX_ISSUES = 100;
@@ -10,7 +10,7 @@ export const MAX_ISSUES = 100;
 export function validationError(error: ZodError): AppError {
   const issues = error.issues.slice(0, MAX_ISSUES).map((issue) => ({
     path: issue.path.join('.'),
-    code: issue.code,
+    code: issueCode(issue),
     message: issue.message,
   }));
   const first = issues[0];

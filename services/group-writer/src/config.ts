@@ -1,6 +1,6 @@
 // The group-writer's environment: what every writer reads, and how long an Idempotency-Key is remembered.
 import { z } from 'zod';
-import { loadConfig, writerEnv } from '@fleet/shared';
+import { integer, loadConfig, writerEnv } from '@fleet/shared';
 
 /** The shortest time a key is remembered, as the API documents it: a client retrying for a day is safe. */
 export const IDEMPOTENCY_KEY_MIN_TTL_HOURS = 24;
@@ -12,7 +12,7 @@ const groupWriterEnv = writerEnv.extend({
    */
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce
     .number()
-    .int()
+    .check(integer())
     .min(IDEMPOTENCY_KEY_MIN_TTL_HOURS)
     .max(24 * 365)
     .default(IDEMPOTENCY_KEY_MIN_TTL_HOURS),

@@ -1,18 +1,21 @@
 // The trip-writer's environment: every writer's variables, and the upkeep of the daily partitions of
 // trip_locations (docs/adr/0005-trip-location-partitions.md).
 import { z } from 'zod';
-import { loadConfig, writerEnv } from '@fleet/shared';
+import { integer, loadConfig, writerEnv } from '@fleet/shared';
 
 const tripWriterEnv = writerEnv.extend({
   /** Days after today whose partitions exist before their first position arrives; a week at least. */
-  TRIP_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(7).max(366).default(7),
+  TRIP_PARTITIONS_AHEAD_DAYS: z.coerce.number().check(integer()).min(7).max(366).default(7),
   /**
    * Days of positions kept, counted back from now by gps_time; a day's partition is dropped once its
    * whole day is older. Unset (or empty): everything is kept.
    */
-  TRIP_RETENTION_DAYS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
+  TRIP_RETENTION_DAYS: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().check(integer()).positive().optional(),
+  ),
   /** How often partitions are created ahead and expired ones dropped; the first run is at start. */
-  TRIP_PARTITION_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
+  TRIP_PARTITION_MAINTENANCE_INTERVAL_MS: z.coerce.number().check(integer()).min(1000).default(3_600_000),
 });
 
 export type TripWriterConfig = z.output<typeof tripWriterEnv>;

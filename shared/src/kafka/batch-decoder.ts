@@ -24,7 +24,7 @@ export interface DecodedBatch<C> {
   undecodable: UndecodableMessage[];
 }
 
-export function decodeMessage<S extends z.ZodTypeAny>(
+export function decodeMessage<S extends z.ZodType>(
   schema: S,
   message: Pick<KafkaMessage, 'value'>,
 ): { ok: true; commands: Array<z.output<S>>; list: boolean } | { ok: false; reason: string } {
@@ -51,7 +51,7 @@ export function decodeMessage<S extends z.ZodTypeAny>(
   return { ok: true, commands, list };
 }
 
-export function decodeBatch<S extends z.ZodTypeAny>(schema: S, messages: readonly KafkaMessage[]): DecodedBatch<z.output<S>> {
+export function decodeBatch<S extends z.ZodType>(schema: S, messages: readonly KafkaMessage[]): DecodedBatch<z.output<S>> {
   const batch: DecodedBatch<z.output<S>> = { decoded: [], undecodable: [] };
   for (const message of messages) {
     const result = decodeMessage(schema, message);

@@ -23,13 +23,13 @@ import { headers, type Topics } from './topics';
 export type { HandledCommand, RejectedCommand, StoredCommand } from './reply-builder';
 
 /** What a writer supplies: the wire schema of its topic, and how a batch of commands is stored and answered. */
-export interface CommandHandler<S extends z.ZodTypeAny> {
+export interface CommandHandler<S extends z.ZodType> {
   schema: S;
   /** Stores commands and answers one result per command, in order. Must be idempotent. */
   store: (commands: Array<z.output<S>>) => Promise<HandledCommand[]>;
 }
 
-export interface CommandConsumerOptions<S extends z.ZodTypeAny> {
+export interface CommandConsumerOptions<S extends z.ZodType> {
   kafka: Kafka;
   topics: Topics;
   topic: string;
@@ -74,7 +74,7 @@ function batchContext(batch: Batch): Record<string, unknown> {
   };
 }
 
-export async function startCommandConsumer<S extends z.ZodTypeAny>(options: CommandConsumerOptions<S>): Promise<CommandConsumer> {
+export async function startCommandConsumer<S extends z.ZodType>(options: CommandConsumerOptions<S>): Promise<CommandConsumer> {
   const { kafka, topics, topic, handler, logger, metrics } = options;
   const producer = kafka.producer(producerConfig(options.settings.allowAutoTopicCreation));
   const storing = new StepRetry('storing to PostgreSQL', logger);

@@ -2,11 +2,12 @@
 // stored together travel in one message, so a busy writer pays one produce, and the gateway one decode,
 // per batch rather than per command.
 import { z } from 'zod';
+import { integer, minLength } from './checks';
 
 export const commandReplySchema = z.discriminatedUnion('ok', [
   z.object({
     ok: z.literal(true),
-    id: z.number().int().positive(),
+    id: z.number().check(integer()).positive(),
     information: z.string(),
     /** True when the command had already been stored (a retry or a redelivery). */
     duplicate: z.boolean(),
@@ -22,7 +23,7 @@ export const commandReplySchema = z.discriminatedUnion('ok', [
 export type CommandReply = z.infer<typeof commandReplySchema>;
 
 /** The replies to a list of commands, in the list's order. */
-export const commandRepliesSchema = z.array(commandReplySchema).min(1);
+export const commandRepliesSchema = z.array(commandReplySchema).check(minLength(1));
 
 /**
  * One element of a reply message: the reply to the message published with this correlation id, or,

@@ -1,6 +1,8 @@
 // The vehicle-group message: the HTTP body a fleet app sends and the Kafka command the group-writer reads.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { maxLength, minLength } from './checks';
+import { typeError } from './issue-wording';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
 export const VEHICLE_IDS_MAX = 10_000;
@@ -28,9 +30,9 @@ export function commandIdFor(subject: string, idempotencyKey: string): string {
 const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 const vehicleGroupName = z
-  .string({ required_error: 'Required', invalid_type_error: 'Expected a string' })
+  .string({ error: typeError('Expected a string') })
   .trim()
-  .min(1, 'Must not be empty')
+  .check(minLength(1, 'Must not be empty'))
   // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
   // eslint-disable-next-line no-control-regex
   .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'Must not contain control characters')
@@ -42,14 +44,14 @@ const vehicleGroupName = z
   .superRefine((name, ctx) => {
     // An empty name is already refused as empty.
     if (name.length > 0 && !visibleCharacter.test(name)) {
-      ctx.addIssue({ code: 'invalid_string', validation: 'regex', message: 'Must contain a visible character' });
+      ctx.addIssue({ code: 'invalid_format', format: 'regex', message: 'Must contain a visible character' });
     }
     // Counted in characters (code points), as PostgreSQL and a reader count them, not in UTF-16
     // units: an emoji is one character.
     if (codePoints(name) > VEHICLE_GROUP_NAME_MAX_LENGTH) {
       ctx.addIssue({
         code: 'too_big',
-        type: 'string',
+        origin: 'string',
         maximum: VEHICLE_GROUP_NAME_MAX_LENGTH,
         inclusive: true,
         message: `Must be at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters`,
@@ -64,19 +66,44 @@ function codePoints(text: string): number {
   return count;
 }
 
-const vehicleId = z
-  .number({ invalid_type_error: 'Expected an integer' })
-  .int('Expected an integer')
-  .positive('Must be a positive integer')
-  .max(Number.MAX_SAFE_INTEGER, 'Is too large');
+/**
+ * Each id's issues, at its index, as the API has always reported them: an id that is not a number is
+ * "Expected an integer" and nothing more; a number may break several rules at once (-1.5 is no integer
+ * and not positive; JSON's 1e999, read as Infinity, is no integer and too large). A loop over the ids
+ * rather than a zod array of them: that reports the array's length only after its elements, and costs
+ * several times more per id.
+ */
+function checkIds(ids: unknown[], ctx: z.core.$RefinementCtx<unknown[]>): void {
+  for (let index = 0; index < ids.length; index++) {
+    const id = ids[index];
+    const path = [index];
+    if (typeof id !== 'number' || Number.isNaN(id)) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'int', message: 'Expected an integer', path });
+      continue;
+    }
+    if (!Number.isInteger(id)) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'int', message: 'Expected an integer', path });
+    }
+    if (!(id > 0)) {
+      ctx.addIssue({ code: 'too_small', origin: 'number', minimum: 0, inclusive: false, message: 'Must be a positive integer', path });
+    }
+    if (id > Number.MAX_SAFE_INTEGER) {
+      ctx.addIssue({ code: 'too_big', origin: 'number', maximum: Number.MAX_SAFE_INTEGER, inclusive: true, message: 'Is too large', path });
+    }
+  }
+}
 
 // An array over the limit is cut to one element past it before its elements are checked: it is refused
-// all the same, and a 1 MB body of 150,000 bad ids costs 10,001 checks instead of a second of CPU.
+// all the same, and a 1 MB body of 150,000 bad ids costs 10,001 checks instead of a second of CPU. Its
+// length is reported before its ids.
 const vehicleIds = z.preprocess(
   (value) => (Array.isArray(value) && value.length > VEHICLE_IDS_MAX ? value.slice(0, VEHICLE_IDS_MAX + 1) : value),
   z
-    .array(vehicleId, { required_error: 'Required', invalid_type_error: 'Expected an array of integers' })
-    .max(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`),
+    .array(z.unknown(), { error: typeError('Expected an array of integers') })
+    .check(maxLength(VEHICLE_IDS_MAX, `Must contain at most ${VEHICLE_IDS_MAX} ids`))
+    .superRefine(checkIds)
+    // Reached only when every id passed.
+    .transform((ids) => ids as number[]),
 );
 
 export const vehicleGroupRequestSchema = z.object({
@@ -88,10 +115,7 @@ export const vehicleGroupRequestSchema = z.object({
 export const vehicleGroupCommandSchema = z.object({
   // Room for the ids of earlier releases (`key:` and a key of the full documented length), which may
   // still be waiting in the topic when this release starts.
-  commandId: z
-    .string()
-    .min(1)
-    .max('key:'.length + IDEMPOTENCY_KEY_MAX_LENGTH),
+  commandId: z.string().check(minLength(1), maxLength('key:'.length + IDEMPOTENCY_KEY_MAX_LENGTH)),
   vehicleGroupName,
   vehicleIds,
 });

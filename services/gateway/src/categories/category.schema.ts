@@ -1,8 +1,11 @@
 // The shapes of a product category: the id a client asks for, the row an import brings in, and the
 // object the read answers with (spec section 2.1). Temperatures are plain numbers or null.
 import { z } from 'zod';
+import { minLength, typeError } from '@fleet/shared';
 
-export const categoryParamsSchema = z.object({ id: z.string().uuid() });
+// Any 8-4-4-4-12 hexadecimal id, whatever its version and variant bits: zod's guid, as lax as the uuid()
+// of zod 3 the API was built on (zod 4's uuid() holds to RFC 9562).
+export const categoryParamsSchema = z.object({ id: z.guid() });
 
 const decimal = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
@@ -15,7 +18,7 @@ const temperature = z.preprocess(
     if (text === '') return null;
     return decimal.test(text) ? Number(text) : value;
   },
-  z.number({ invalid_type_error: 'must be a number or empty' }).finite().nullable(),
+  z.number({ error: typeError('must be a number or empty') }).nullable(),
 );
 
 export const categoryRowSchema = z
@@ -24,9 +27,9 @@ export const categoryRowSchema = z
     id: z
       .string()
       .trim()
-      .uuid()
+      .check(z.guid())
       .transform((id) => id.toLowerCase()),
-    name: z.string().trim().min(1, 'must not be empty'),
+    name: z.string().trim().check(minLength(1, 'must not be empty')),
     min_temperature: temperature,
     max_temperature: temperature,
   })

@@ -2,8 +2,8 @@
 // per id however many requests miss at once) and fill the cache. The result is the response body,
 // serialised once, so a cache hit is sent as the bytes Redis returned.
 import type { Pool } from 'pg';
-import type { ZodError } from 'zod';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { z } from 'zod';
+import { AppError, formatName, isDatabaseUnavailable, issueCode, receivedType } from '@fleet/shared';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
 import { findCategory } from './category-store';
@@ -19,11 +19,11 @@ export class CategoryIdError extends AppError {
   }
 }
 
-function valueAt(input: unknown, path: readonly (string | number)[]): unknown {
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const segment of path) {
     if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string | number, unknown>)[segment];
+    value = (value as Record<PropertyKey, unknown>)[segment];
   }
   return value;
 }
@@ -35,26 +35,28 @@ function typeOf(value: unknown): string {
 }
 
 /**
- * The section 7.1 body built from a zod error. Zod gives `expected` and `received` only for type
- * issues; for a failed string check they are filled with the check's name and the value given, so
- * every issue carries both.
+ * The section 7.1 body built from a zod error, with the codes and names of zod 3 it has always had
+ * (invalid_string of validation uuid, where zod 4 says invalid_format of format guid). A type issue's
+ * `received` is zod 3's name for the type given; for a failed string check, `expected` is the check's
+ * name and `received` the value given, so every issue carries both.
  */
-export function invalidIdBody(error: ZodError, input: unknown): Record<string, unknown> {
+export function invalidIdBody(error: z.ZodError, input: unknown): Record<string, unknown> {
   const issues = error.issues.map((issue) => {
     const given = valueAt(input, issue.path);
-    const expected = 'expected' in issue ? issue.expected : 'validation' in issue ? issue.validation : undefined;
-    const received = 'received' in issue ? issue.received : typeof given === 'string' ? given : typeOf(given);
+    const expected =
+      issue.code === 'invalid_type' ? issue.expected : issue.code === 'invalid_format' ? formatName(issue.format) : undefined;
+    const received = issue.code === 'invalid_type' ? receivedType(given) : typeof given === 'string' ? given : typeOf(given);
     return {
-      code: issue.code,
-      expected: typeof expected === 'object' ? JSON.stringify(expected) : (expected ?? issue.code),
+      code: issueCode(issue),
+      expected: expected ?? issueCode(issue),
       message: issue.message,
       path: issue.path.map(String),
       received,
     };
   });
   return {
-    errors: error.flatten().fieldErrors,
-    errors_v2: { formatted: error.format(), issues },
+    errors: z.flattenError(error).fieldErrors,
+    errors_v2: { formatted: z.formatError(error), issues },
     message: 'Invalid product category id: it must be a UUID',
   };
 }

@@ -25,31 +25,29 @@ import { requestIdPattern } from './request-id';
 import { NDJSON_TYPE, TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
 import { FORM_FIELDS_MAX, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
 
+// zod gives a schema its methods when the schema is made, so only those made after this line have
+// .openapi(); the shared ones, made before, carry their descriptions with zod's own .meta().
 extendZodWithOpenApi(z);
 
 /**
- * zod-to-openapi 7 describes a z.preprocess() by its inner schema and a .pipe() by its input, so the
+ * zod-to-openapi describes a z.preprocess() by the schema it feeds and a .pipe() by its input, so the
  * shared trip schema, generated as is, would claim that latitude is an unbounded number (the numeric
  * strings a form sends are accepted too) and would leave gpsTime untyped. Each coerced field is
  * therefore restated as what the shared preprocessor accepts on the wire, keeping the bounds of its
  * output schema; the field list and the plain fields still come from the shared schema, so a field
  * added there appears here.
  */
-function wireForm(field: z.ZodTypeAny): z.ZodTypeAny {
-  if (field instanceof z.ZodOptional) return wireForm(field.unwrap()).optional();
-  if (field instanceof z.ZodPipeline && isPreprocess(field._def.in)) {
-    return accepted(field._def.in._def.schema, field._def.out);
+function wireForm(field: z.ZodType): z.ZodType {
+  if (field instanceof z.ZodOptional) return wireForm(field.unwrap() as z.ZodType).optional();
+  if (field instanceof z.ZodPipe && field.in instanceof z.ZodPreprocess) {
+    return accepted(field.in.out as z.ZodType, field.out as z.ZodType);
   }
-  if (isPreprocess(field)) return accepted(field._def.schema, field._def.schema);
+  if (field instanceof z.ZodPreprocess) return accepted(field.out as z.ZodType, field.out as z.ZodType);
   return field;
 }
 
-function isPreprocess(schema: z.ZodTypeAny): schema is z.ZodEffects<z.ZodTypeAny> {
-  return schema instanceof z.ZodEffects && schema._def.effect.type === 'preprocess';
-}
-
 /** `coerced` is the type the preprocessor produces; `checked` carries the bounds applied after it. */
-function accepted(coerced: z.ZodTypeAny, checked: z.ZodTypeAny): z.ZodTypeAny {
+function accepted(coerced: z.ZodType, checked: z.ZodType): z.ZodType {
   if (coerced instanceof z.ZodNumber) {
     const numericText = z
       .string()
@@ -93,79 +91,72 @@ const tripLocationWire = tripLocationRequestSchema
 
 /**
  * The name's length is checked in a refinement, since zod's max() counts UTF-16 units; JSON Schema's
- * maxLength counts characters as the refinement does, so it is restated here.
+ * maxLength counts characters as the refinement does, so it is restated here. So are the ids, which the
+ * shared schema checks one by one after their count, in a refinement too.
  */
 const vehicleGroupWire = vehicleGroupRequestSchema.extend({
-  vehicleGroupName: vehicleGroupRequestSchema.shape.vehicleGroupName.openapi({
+  vehicleGroupName: vehicleGroupRequestSchema.shape.vehicleGroupName.meta({
     maxLength: VEHICLE_GROUP_NAME_MAX_LENGTH,
     description: 'Trimmed; at least one visible character, no control or bidirectional control characters',
   }),
+  vehicleIds: z.array(z.number().int().positive().max(Number.MAX_SAFE_INTEGER)).max(VEHICLE_IDS_MAX),
 });
 
 const errorBody = z
-  .object({
+  .strictObject({
     code: z.string().openapi({ description: 'E-<area><version>/<n>-<nn>, listed in the README' }),
     message: z.string(),
     detail: z.string().optional(),
   })
-  .strict()
   .openapi({ description: 'Every error but the product category 400: a code, its message, and what went wrong' });
 
 const validationErrorBody = errorBody
   .extend({
-    issues: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() }).strict()),
+    issues: z.array(z.strictObject({ path: z.string(), code: z.string(), message: z.string() })),
   })
-  .strict()
   .openapi({ description: `${errorCodes.validationFailed.code}: every invalid field (at most 100), with its path` });
 
 const creationResult = z
-  .object({
+  .strictObject({
     message: z.string(),
-    data: z.object({ id: z.number().int(), information: z.string() }).strict(),
+    data: z.strictObject({ id: z.number().int(), information: z.string() }),
   })
-  .strict()
   .openapi({ description: 'Spec 2.4: the stored record (a retry of the same record answers with the same id)' });
 
 const temperature = z.number().nullable().openapi({ description: 'null when the category has no limit' });
 
 const productCategory = z
-  .object({ id: z.string().uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
-  .strict()
+  .strictObject({ id: z.uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
   .openapi({ description: 'Spec 2.1' });
 
 const categoryIdError = z
-  .object({
-    errors: z.record(z.array(z.string())).openapi({ description: 'field -> messages' }),
-    errors_v2: z
-      .object({
-        formatted: z
-          .object({ _errors: z.array(z.string()) })
-          .catchall(z.unknown())
-          .openapi({ description: "zod's formatted error tree" }),
-        issues: z.array(
-          z
-            .object({
-              code: z.string(),
-              expected: z.unknown(),
-              message: z.string(),
-              path: z.array(z.string()),
-              received: z.unknown(),
-            })
-            .strict(),
-        ),
-      })
-      .strict(),
+  .strictObject({
+    errors: z.record(z.string(), z.array(z.string())).openapi({ description: 'field -> messages' }),
+    errors_v2: z.strictObject({
+      formatted: z
+        .object({ _errors: z.array(z.string()) })
+        .catchall(z.unknown())
+        .openapi({ description: "zod's formatted error tree" }),
+      issues: z.array(
+        z.strictObject({
+          code: z.string(),
+          expected: z.unknown(),
+          message: z.string(),
+          path: z.array(z.string()),
+          received: z.unknown(),
+        }),
+      ),
+    }),
     message: z.string(),
   })
-  .strict()
   .openapi({ description: 'Spec 7.1: the id is not a UUID' });
 
-const utcTime = z.string().datetime({ precision: 3 });
-const optionalReading = <T extends z.ZodTypeAny>(schema: T) =>
+const utcTime = z.iso.datetime({ precision: 3 });
+const optionalReading = <T extends z.ZodType>(schema: T) =>
   schema.nullable().openapi({ description: 'null when the device did not send it' });
 
 const position = z
-  .object({
+  .strictObject({
     id: z.number().int().openapi({ description: 'The trip location row, as its create answered' }),
     imei: z.string(),
     gpsTime: utcTime.openapi({ description: 'When the device took the position, in UTC with milliseconds' }),
@@ -181,11 +172,13 @@ const position = z
     fuel_percentage: optionalReading(z.number().min(0).max(100)),
     receivedAt: utcTime.openapi({ description: 'When the gateway accepted the position' }),
   })
-  .strict()
   .openapi({ description: 'A stored position' });
 
+/** Any 8-4-4-4-12 hexadecimal id, as JSON Schema's uuid format takes it. */
+const categoryPathParams = categoryParamsSchema.extend({ id: categoryParamsSchema.shape.id.meta({ format: 'uuid' }) });
+
 const devicePathParams = z.object({
-  imei: imeiSchema.openapi({
+  imei: imeiSchema.meta({
     description: `The device; at most ${IMEI_MAX_LENGTH} printable ASCII characters`,
     example: '359632104565789',
   }),
@@ -232,20 +225,18 @@ const examplePosition = {
   receivedAt: '2026-11-22T08:30:05.412Z',
 };
 
-const liveness = z.object({ status: z.literal('alive') }).strict();
+const liveness = z.strictObject({ status: z.literal('alive') });
 const dependencyState = z.enum(['up', 'down']);
-const readiness = z
-  .object({
-    status: z.enum(['ready', 'degraded', 'not ready']),
-    checks: z.object({ postgres: dependencyState, redis: dependencyState, kafka: dependencyState }).strict(),
-    detail: z.string().optional().describe('Names the topics that are missing, when that is why Kafka is down'),
-  })
-  .strict();
+const readiness = z.strictObject({
+  status: z.enum(['ready', 'degraded', 'not ready']),
+  checks: z.strictObject({ postgres: dependencyState, redis: dependencyState, kafka: dependencyState }),
+  detail: z.string().optional().describe('Names the topics that are missing, when that is why Kafka is down'),
+});
 
 const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
 const retryAfterHeader = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
 
-function json(schema: z.ZodTypeAny, description: string, retry = false) {
+function json(schema: z.ZodType, description: string, retry = false) {
   return {
     description,
     headers: retry ? { ...requestIdHeader, ...retryAfterHeader } : requestIdHeader,
@@ -355,7 +346,7 @@ function buildDocument(): object {
   const ErrorBody = registry.register('Error', errorBody);
   const ValidationError = registry.register('ValidationError', validationErrorBody);
   const ProductCategory = registry.register('ProductCategory', productCategory);
-  const CategoryResponse = registry.register('ProductCategoryResponse', z.object({ data: ProductCategory }).strict());
+  const CategoryResponse = registry.register('ProductCategoryResponse', z.strictObject({ data: ProductCategory }));
   const CategoryIdError = registry.register('ProductCategoryIdError', categoryIdError);
   const Liveness = registry.register('Liveness', liveness);
   const Readiness = registry.register('Readiness', readiness);
@@ -403,7 +394,7 @@ function buildDocument(): object {
     summary: 'Detail product category',
     tags: ['Order'],
     security: [{ [apiKey.name]: [] }],
-    request: { params: categoryParamsSchema, headers: requestIdParameter },
+    request: { params: categoryPathParams, headers: requestIdParameter },
     responses: {
       200: json(CategoryResponse, 'The category'),
       400: json(CategoryIdError, 'The id is not a UUID'),
@@ -441,24 +432,21 @@ function buildDocument(): object {
   const BatchResult = registry.register(
     'TripLocationBatchResult',
     z
-      .object({
+      .strictObject({
         message: z.string(),
-        data: z
-          .object({
-            accepted: z.number().int().min(0).openapi({ description: 'Positions stored, or found already stored' }),
-            rejected: z.number().int().min(0).openapi({ description: 'Positions refused, none of them stored' }),
-            items: z
-              .array(
-                z.union([
-                  z.object({ index: z.number().int().min(0), id: z.number().int() }).strict(),
-                  z.object({ index: z.number().int().min(0), error: z.union([ValidationError, ErrorBody]) }).strict(),
-                ]),
-              )
-              .openapi({ description: 'One per position, in request order: its row id, or why it was refused' }),
-          })
-          .strict(),
+        data: z.strictObject({
+          accepted: z.number().int().min(0).openapi({ description: 'Positions stored, or found already stored' }),
+          rejected: z.number().int().min(0).openapi({ description: 'Positions refused, none of them stored' }),
+          items: z
+            .array(
+              z.union([
+                z.strictObject({ index: z.number().int().min(0), id: z.number().int() }),
+                z.strictObject({ index: z.number().int().min(0), error: z.union([ValidationError, ErrorBody]) }),
+              ]),
+            )
+            .openapi({ description: 'One per position, in request order: its row id, or why it was refused' }),
+        }),
       })
-      .strict()
       .openapi({ description: 'Every valid position is committed; the invalid ones are answered with the error a single post would get' }),
   );
 
@@ -578,15 +566,13 @@ function buildDocument(): object {
   });
 
   const Position = registry.register('Position', position);
-  const LastLocation = registry.register('LastLocationResponse', z.object({ data: Position }).strict());
+  const LastLocation = registry.register('LastLocationResponse', z.strictObject({ data: Position }));
   const TripLocationPage = registry.register(
     'TripLocationPage',
-    z
-      .object({
-        data: z.array(Position).openapi({ description: 'Oldest first' }),
-        nextCursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
-      })
-      .strict(),
+    z.strictObject({
+      data: z.array(Position).openapi({ description: 'Oldest first' }),
+      nextCursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
+    }),
   );
   const readFailures = {
     401: json(ErrorBody, 'No token (E-G1/1-01), whatever the imei'),
@@ -678,7 +664,7 @@ function buildDocument(): object {
     summary: 'This document',
     tags: ['Operations'],
     responses: {
-      200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.object({}).passthrough() } } },
+      200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.looseObject({}) } } },
     },
   });
   registry.registerPath({

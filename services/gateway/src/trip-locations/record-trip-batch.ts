@@ -6,7 +6,7 @@
 // restricted to one device has the whole batch refused when any position names another device: nothing
 // is stored.
 import { z } from 'zod';
-import { AppError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError, maxLength, minLength, typeError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripWriteDeps } from './create-trip-location';
@@ -21,9 +21,11 @@ export interface BatchResult {
 }
 
 const batchSchema = z
-  .array(z.unknown(), { invalid_type_error: 'Expected an array of trip locations' })
-  .min(1, 'Must hold at least 1 position')
-  .max(MAX_BATCH_POSITIONS, `Must hold at most ${MAX_BATCH_POSITIONS} positions`);
+  .array(z.unknown(), { error: typeError('Expected an array of trip locations') })
+  .check(
+    minLength(1, 'Must hold at least 1 position'),
+    maxLength(MAX_BATCH_POSITIONS, `Must hold at most ${MAX_BATCH_POSITIONS} positions`),
+  );
 
 /**
  * A writer's refusal of one position belongs to that item; an outage does not, because the client

@@ -3,7 +3,6 @@
 // A clock that far off would otherwise store positions no query for "now" ever finds, and make the
 // writer create partitions for days that have not come.
 import ms from 'ms';
-import { z } from 'zod';
 import { tripLocationRequestSchema } from '@fleet/shared';
 
 export function tripRequestSchema(maxFutureSkewMs: number, now: () => number = Date.now) {
@@ -11,7 +10,7 @@ export function tripRequestSchema(maxFutureSkewMs: number, now: () => number = D
   return tripLocationRequestSchema.superRefine((trip, ctx) => {
     const latest = now() + maxFutureSkewMs;
     if (Date.parse(trip.gpsTime) > latest) {
-      ctx.addIssue({ code: z.ZodIssueCode.too_big, type: 'date', maximum: latest, inclusive: true, path: ['gpsTime'], message });
+      ctx.addIssue({ code: 'too_big', origin: 'date', maximum: latest, inclusive: true, path: ['gpsTime'], message });
     }
   });
 }
