@@ -17,7 +17,7 @@ import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
 import { benchTargets, ratioTo } from './targets';
 import { capacityModel, type CapacityModel } from './capacity';
-import { postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
+import { pendingReplies, postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
   addCpu,
   CPU_PARTS,
@@ -272,6 +272,25 @@ async function readCounters(counters: Record<string, () => Promise<number>>): Pr
   return Object.fromEntries(await Promise.all(Object.entries(counters).map(async ([label, read]) => [label, await read()])));
 }
 
+/** How long the gateways may take to answer what a warm-up left in flight. */
+const SETTLE_TIMEOUT_MS = 15_000;
+
+/**
+ * Waits until no command waits for its reply at any of the gateways. autocannon ends a run without
+ * waiting for the requests it has in flight, whose commands the gateway still holds: the measured run
+ * would start on top of them, and 64 batches of 100 positions left by the warm-up plus the first 64 of
+ * the run were over the gateway's MAX_IN_FLIGHT of 10,000.
+ */
+async function repliesSettled(url: string | string[]): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (const gatewayUrl of [url].flat()) {
+    while ((await pendingReplies(gatewayUrl)) > 0) {
+      if (Date.now() > deadline) throw new Error(`${gatewayUrl} still holds commands waiting for replies after ${SETTLE_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 /**
  * Measures after the warm-up, with the CPU of the processes `sources` names read around the measured
  * window, and `gateways`' counters of requests answered, by label, where the load is split over several.
@@ -284,7 +303,10 @@ async function measure(
   cpuOf: CpuOf,
   gateways?: Record<string, () => Promise<number>>,
 ): Promise<Measured> {
-  if (options.warmupSeconds > 0) await load(url, request, options.connections, options.warmupSeconds);
+  if (options.warmupSeconds > 0) {
+    await load(url, request, options.connections, options.warmupSeconds);
+    await repliesSettled(url);
+  }
   const countedBefore = gateways && (await readCounters(gateways));
   const before = cpuSnapshot(cpuOf.sources);
   const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
@@ -522,6 +544,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       // warmed up once, unmeasured, before any scenario.
       process.stderr.write(`bench: warming up the write path (gateway, broker, trip-writer) for ${WRITE_PATH_WARMUP_SECONDS} s\n`);
       await load(gatewayUrl, tripCreateJson, options.connections, WRITE_PATH_WARMUP_SECONDS);
+      await repliesSettled(gatewayUrl);
     }
     process.stderr.write(
       `bench: ${options.connections} connections, ${options.durationSeconds} s each after ${options.warmupSeconds} s warm-up\n`,

@@ -57,6 +57,13 @@ export async function postsAnswered(gatewayUrl: string): Promise<number> {
   return sampleSum(await response.text(), 'fleet_http_request_duration_seconds_count', { method: 'POST', status: '200' });
 }
 
+/** Commands a gateway holds waiting for a writer's reply; 0 from a server without the gauge (a baseline). */
+export async function pendingReplies(gatewayUrl: string): Promise<number> {
+  const response = await fetch(`${gatewayUrl}/metrics`);
+  if (!response.ok) return 0;
+  return sampleSum(await response.text(), 'fleet_kafka_pending_replies');
+}
+
 /** Starts a copy of a running process, its environment changed by `overrides`. */
 export function startTwin(pid: number, overrides: Record<string, string>): ChildProcess {
   const [command, ...args] = nulSeparated(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
