@@ -24,7 +24,7 @@ import { createTokenVerifier } from './auth/token-verifier';
 import { createCategoryCache } from './categories/category-cache';
 import { createCategoryReader } from './categories/get-category';
 import type { GatewayConfig } from './config';
-import { createApp } from './http/app';
+import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
 import { createPositionReader } from './positions/read-positions';
 import { createWriteLimits } from './rate-limits/write-limits';
@@ -202,7 +202,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   }
 
   let stopping = false;
-  const app = createApp({
+  const { app, listener } = createHttp({
     logger,
     trustProxy: config.TRUST_PROXY,
     health: { pool, redis, bus, missingTopics: () => missingTopics(topicAdmin, neededTopics), isStopping: () => stopping },
@@ -253,7 +253,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: connectionsCheckingInterval(config.HTTP_HEADERS_TIMEOUT_MS),
     },
-    app,
+    listener,
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,11 +1,14 @@
 // GET /order/api/web/v1/product-category/:id. The API key is checked on the whole path prefix, before
 // express decodes the id, so a request without a key is refused whatever its id, even an undecodable one.
-import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Express } from 'express';
+import { AppError } from '@fleet/shared';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
+import type { RouteHandler } from '../http/route-handler';
 import { sendJsonText } from '../http/send-json';
 import { parseCategoryId, type CategoryReader } from './get-category';
 
 export const CATEGORY_BASE_PATH = '/order/api/web/v1/product-category';
+export const CATEGORY_ROUTE = `${CATEGORY_BASE_PATH}/:id`;
 
 export interface CategoryRoutesDeps {
   apiKeys: ApiKeyAuth;
@@ -20,11 +23,24 @@ const undecodableId: ErrorRequestHandler = (error, req, _res, next) => {
   next(error);
 };
 
-export function addCategoryRoutes(router: Express, deps: CategoryRoutesDeps): void {
-  const read: RequestHandler = async (req, res) => {
-    sendJsonText(res, 200, await deps.reader.read(req.params.id));
+/** The read behind its key check, for the direct routes, which have no prefix middleware. */
+export function keyedCategoryRead(deps: CategoryRoutesDeps): RouteHandler {
+  const read = categoryRead(deps);
+  return (req, res, id) => {
+    if (!deps.apiKeys.isAccepted(req.headers.authorization)) return Promise.reject(new AppError({ kind: 'apiKeyRequired' }));
+    return read(req, res, id);
   };
+}
+
+function categoryRead(deps: CategoryRoutesDeps): RouteHandler {
+  return async (_req, res, id) => {
+    sendJsonText(res, 200, await deps.reader.read(id));
+  };
+}
+
+export function addCategoryRoutes(router: Express, deps: CategoryRoutesDeps): void {
+  const read = categoryRead(deps);
   router.use(CATEGORY_BASE_PATH, deps.apiKeys.middleware);
-  router.get(`${CATEGORY_BASE_PATH}/:id`, read);
+  router.get(CATEGORY_ROUTE, (req, res) => read(req, res, req.params.id as string));
   router.use(CATEGORY_BASE_PATH, undecodableId);
 }

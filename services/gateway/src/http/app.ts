@@ -1,17 +1,22 @@
-// The express application: routes and the middleware that every route shares.
+// The gateway's HTTP surface: the express application with its routes and the middleware every route
+// shares, and in front of it the direct routes, which serve the hot paths' canonical requests with the
+// same handlers and the same front steps without crossing express.
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '@fleet/shared';
-import { addCategoryRoutes, type CategoryRoutesDeps } from '../categories/category-routes';
+import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from '../categories/category-routes';
 import type { GatewayMetrics } from '../metrics';
-import { errorHandler, notFound } from './error-handler';
+import { directListener } from './direct-routes';
+import { answerError, errorHandler, notFound } from './error-handler';
 import { addHealthRoutes, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
 import { addOperationsRoutes } from './operations-routes';
-import { addPositionRoutes, type PositionRoutesDeps } from './position-routes';
+import { addPositionRoutes, checkedPositionReads, type PositionRoutesDeps } from './position-routes';
 import { assignRequestId } from './request-id';
-import { addTripBatchRoute } from './trip-batch-route';
-import { addWriteRoutes, type WriteRoutesDeps } from './write-routes';
+import type { Middleware } from './route-handler';
+import { addTripBatchRoute, tripBatchHandler } from './trip-batch-route';
+import { addWriteRoutes, writeHandlers, type WriteRoutesDeps } from './write-routes';
 
 export interface AppDeps {
   logger: Logger;
@@ -23,27 +28,47 @@ export interface AppDeps {
   metrics: GatewayMetrics;
 }
 
-export function createApp(deps: AppDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('trust proxy', deps.trustProxy);
+export interface Http {
+  /** The express app, for tests that read its route table. */
+  app: Express;
+  /** The server's request listener: the direct routes, then the app. */
+  listener: RequestListener;
+}
+
+export function createHttp(deps: AppDeps): Http {
   // Every answer, JSON or the docs page, carries the usual security headers: nosniff, a
   // Content-Security-Policy (scripts and styles from this origin only, frame-ancestors 'self'),
   // X-Frame-Options and the rest of helmet's defaults. The policy does not upgrade requests to HTTPS:
   // the gateway is also reached over plain HTTP inside a cluster, where /docs would then fail to load.
-  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  app.use(assignRequestId);
-  app.use(observeRequests(deps.metrics, deps.logger));
+  const front: Middleware[] = [
+    helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }),
+    assignRequestId,
+    observeRequests(deps.metrics, deps.logger),
+  ];
+  const writes = writeHandlers(deps.writes);
+  const tripBatch = tripBatchHandler(deps.writes);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', deps.trustProxy);
+  app.use(front);
   // Routes sit on the app itself rather than in nested routers: each router a request crosses costs a
   // pass over its stack. The hot paths come first: the category read, the two writes, the position reads.
   addCategoryRoutes(app, deps.categories);
-  addWriteRoutes(app, deps.writes);
-  addTripBatchRoute(app, deps.writes);
+  addWriteRoutes(app, writes);
+  addTripBatchRoute(app, tripBatch);
   addPositionRoutes(app, deps.positions);
   addHealthRoutes(app, deps.health);
   addOperationsRoutes(app, deps.metrics.registry);
   app.use(notFound);
   app.use(errorHandler(deps.logger));
-  return app;
+
+  const listener = directListener({
+    app,
+    routes: { categoryRead: keyedCategoryRead(deps.categories), ...writes, tripBatch, ...checkedPositionReads(deps.positions) },
+    front,
+    answerError: answerError(deps.logger),
+  });
+  return { app, listener };
 }

@@ -1,7 +1,9 @@
 // The one place an error becomes an HTTP response. Everything a client receives is JSON, including
 // body-parser failures and unknown routes; anything unexpected is logged and answered with a bare 500.
+import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type Logger } from '@fleet/shared';
+import { pathOf, type Answer } from './route-handler';
 import { sendJson } from './send-json';
 
 interface BodyParserError {
@@ -36,7 +38,7 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
   }
 }
 
-export function sendError(res: Parameters<RequestHandler>[1], error: AppError): void {
+export function sendError(res: Answer, error: AppError): void {
   // Read by observe-requests.ts, which counts answers by code.
   res.locals.errorCode = error.code;
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
@@ -48,17 +50,23 @@ export const notFound: RequestHandler = (_req, res) => {
   sendError(res, new AppError({ kind: 'routeNotFound' }));
 };
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
-    if (res.headersSent) return next(error);
+/** Answers an error not yet answered: the client's own fault by its status, anything else a logged 500. */
+export function answerError(logger: Logger): (error: unknown, req: IncomingMessage, res: Answer) => void {
+  return (error, req, res) => {
     const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
     if (known) {
       if (known.httpStatus >= 500) {
-        logger.warn({ requestId: res.locals.requestId, code: known.code, detail: known.detail, path: req.path }, known.message);
+        logger.warn({ requestId: res.locals.requestId, code: known.code, detail: known.detail, path: pathOf(req) }, known.message);
       }
       return sendError(res, known);
     }
-    logger.error({ requestId: res.locals.requestId, err: error, method: req.method, path: req.path }, 'unhandled error');
+    logger.error({ requestId: res.locals.requestId, err: error, method: req.method, path: pathOf(req) }, 'unhandled error');
     sendError(res, new AppError({ kind: 'internal' }));
   };
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  const answer = answerError(logger);
+  // With the answer begun, express's final handler closes the connection: the client sees it cut short.
+  return (error, req, res, next) => (res.headersSent ? next(error) : answer(error, req, res));
 }

@@ -3,11 +3,12 @@
 // with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its path, even an undecodable one.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared';
-import { requireScope, SCOPES } from '../auth/require-scope';
+import { checkScope, requireScope, SCOPES } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
 import type { PositionReader } from '../positions/read-positions';
 import { sendError } from './error-handler';
+import { queryOf, type RouteHandler } from './route-handler';
 import { sendJson } from './send-json';
 
 export const DEVICES_PATH = '/fleet/api/v1/devices';
@@ -31,14 +32,39 @@ const onlyGet: RequestHandler = (req, res) => {
   sendError(res, new AppError({ kind: 'methodNotAllowed', detail: `${req.method} is not served here; use GET` }));
 };
 
+export interface PositionReads {
+  lastLocation: RouteHandler;
+  history: RouteHandler;
+}
+
+function positionReads(deps: PositionRoutesDeps): PositionReads {
+  return {
+    async lastLocation(_req, res, imei) {
+      sendJson(res, 200, await deps.reader.lastLocation(imei));
+    },
+    async history(req, res, imei) {
+      sendJson(res, 200, await deps.reader.history(imei, queryOf(req)));
+    },
+  };
+}
+
+/** The reads behind their token and scope check, for the direct routes, which have no prefix middleware. */
+export function checkedPositionReads(deps: PositionRoutesDeps): PositionReads {
+  const reads = positionReads(deps);
+  const checked =
+    (read: RouteHandler): RouteHandler =>
+    async (req, res, imei) => {
+      checkScope(await deps.tokens.verify(req.headers.authorization), SCOPES.positionsRead, deps.requiredScopes);
+      await read(req, res, imei);
+    };
+  return { lastLocation: checked(reads.lastLocation), history: checked(reads.history) };
+}
+
 export function addPositionRoutes(router: Express, deps: PositionRoutesDeps): void {
+  const reads = positionReads(deps);
   router.use(DEVICES_PATH, requireScope(SCOPES.positionsRead, deps));
-  router.get(LAST_LOCATION_PATH, async (req, res) => {
-    sendJson(res, 200, await deps.reader.lastLocation(req.params.imei));
-  });
-  router.get(TRIP_LOCATIONS_PATH, async (req, res) => {
-    sendJson(res, 200, await deps.reader.history(req.params.imei, req.query as Record<string, unknown>));
-  });
+  router.get(LAST_LOCATION_PATH, (req, res) => reads.lastLocation(req, res, req.params.imei as string));
+  router.get(TRIP_LOCATIONS_PATH, (req, res) => reads.history(req, res, req.params.imei as string));
   router.route(LAST_LOCATION_PATH).all(onlyGet);
   router.route(TRIP_LOCATIONS_PATH).all(onlyGet);
   router.use(DEVICES_PATH, undecodableImei);

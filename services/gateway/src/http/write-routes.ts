@@ -5,7 +5,8 @@
 // middleware on the hottest path of the product.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
+import typeis from 'type-is';
 import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
 import { checkScope, SCOPES, type Scope } from '../auth/require-scope';
@@ -17,6 +18,7 @@ import type { TripRequestSchema } from '../trip-locations/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
 import { sendError } from './error-handler';
 import { requestIdOf } from './request-id';
+import { bodyOf, type Answer, type Middleware, type RouteHandler } from './route-handler';
 import { sendJson } from './send-json';
 
 export const TRIP_LOCATION_PATH = '/fleet/api/v1/trip-location';
@@ -64,10 +66,10 @@ export const onlyPost: RequestHandler = (req, res) => {
   sendError(res, new AppError({ kind: 'methodNotAllowed', detail: `${req.method} is not served here; use POST` }));
 };
 
-/** Runs a body parser (express middleware) to completion: req.body is set, or the parser's error is thrown. */
-export function parseWith(parser: RequestHandler, req: Request, res: Response): Promise<void> {
+/** Runs a body parser (body-parser's middleware) to completion: req.body is set, or the parser's error is thrown. */
+export function parseWith(parser: Middleware, req: IncomingMessage, res: Answer): Promise<void> {
   return new Promise((resolve, reject) => {
-    void parser(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
+    parser(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
   });
 }
 
@@ -86,14 +88,14 @@ export interface AcceptedBody {
 export async function acceptBody(
   deps: WriteRoutesDeps,
   scope: Scope,
-  parsers: Record<string, RequestHandler>,
-  req: Request,
-  res: Response,
+  parsers: Record<string, Middleware>,
+  req: IncomingMessage,
+  res: Answer,
 ): Promise<AcceptedBody> {
   const token = await deps.tokens.verify(req.headers.authorization);
   checkScope(token, scope, deps.requiredScopes);
   const types = Object.keys(parsers);
-  const type = req.is(types);
+  const type = typeis(req, types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
   const full = deps.bus.fullRefusal();
   if (full) throw full;
@@ -110,8 +112,13 @@ export async function acceptBody(
   };
 }
 
-export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
-  const parsers: Record<string, RequestHandler> = {
+export interface WriteHandlers {
+  tripLocation: RouteHandler;
+  vehicleGroup: RouteHandler;
+}
+
+export function writeHandlers(deps: WriteRoutesDeps): WriteHandlers {
+  const parsers: Record<string, Middleware> = {
     [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }),
     [FORM_TYPE]: express.urlencoded({
       limit: deps.bodyLimit,
@@ -121,37 +128,44 @@ export function addWriteRoutes(router: Express, deps: WriteRoutesDeps): void {
       verify: requireUtf8,
     }),
   };
-
   const jsonOnly = { [JSON_TYPE]: parsers[JSON_TYPE]! };
 
-  router.post(TRIP_LOCATION_PATH, async (req, res) => {
-    const { token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
-    const result = await createTripLocation(req.body, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
-      bus: deps.bus,
-      topic: deps.topics.tripLocations,
-      admit,
-      tripRequest: deps.tripRequest,
-    });
-    sendJson(res, 200, result);
-  });
-
-  router.post(VEHICLE_GROUP_PATH, async (req, res) => {
-    const { token, admit } = await acceptBody(deps, SCOPES.groupsWrite, jsonOnly, req, res);
-    const key = req.get('idempotency-key');
-    if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
-      throw new AppError({
-        kind: 'validationFailed',
-        detail: `Idempotency-Key: must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
-        body: { issues: [{ path: 'Idempotency-Key', code: 'invalid_string', message: 'Invalid length' }] },
+  return {
+    async tripLocation(req, res) {
+      const { token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
+      const result = await createTripLocation(bodyOf(req), deviceOf(token, deps.deviceClaim), requestIdOf(res), {
+        bus: deps.bus,
+        topic: deps.topics.tripLocations,
+        admit,
+        tripRequest: deps.tripRequest,
       });
-    }
-    const result = await createVehicleGroup(req.body, { subject: token.subject, key }, requestIdOf(res), {
-      bus: deps.bus,
-      topic: deps.topics.vehicleGroups,
-      admit,
-    });
-    sendJson(res, 200, result);
-  });
+      sendJson(res, 200, result);
+    },
+
+    async vehicleGroup(req, res) {
+      const { token, admit } = await acceptBody(deps, SCOPES.groupsWrite, jsonOnly, req, res);
+      // Node joins a repeated header of this kind into one string, as express's req.get() returns it.
+      const key = req.headers['idempotency-key'] as string | undefined;
+      if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
+        throw new AppError({
+          kind: 'validationFailed',
+          detail: `Idempotency-Key: must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
+          body: { issues: [{ path: 'Idempotency-Key', code: 'invalid_string', message: 'Invalid length' }] },
+        });
+      }
+      const result = await createVehicleGroup(bodyOf(req), { subject: token.subject, key }, requestIdOf(res), {
+        bus: deps.bus,
+        topic: deps.topics.vehicleGroups,
+        admit,
+      });
+      sendJson(res, 200, result);
+    },
+  };
+}
+
+export function addWriteRoutes(router: Express, handlers: WriteHandlers): void {
+  router.post(TRIP_LOCATION_PATH, (req, res) => handlers.tripLocation(req, res, ''));
+  router.post(VEHICLE_GROUP_PATH, (req, res) => handlers.vehicleGroup(req, res, ''));
 
   // route().all() rather than app.all(): it answers every method without registering each one as served.
   router.route(TRIP_LOCATION_PATH).all(onlyPost);
