@@ -95,7 +95,12 @@ export function directListener({ app, routes, front, answerError }: DirectListen
         found.handler(req, answer, found.param).catch(fail);
         return;
       }
-      front[index]!(req, answer, (error) => (error ? fail(error) : step(index + 1)));
+      // A step that throws is answered as express answers a middleware that throws, not left to crash the process.
+      try {
+        front[index]!(req, answer, (error) => (error ? fail(error) : step(index + 1)));
+      } catch (error) {
+        fail(error);
+      }
     };
     step(0);
   };
