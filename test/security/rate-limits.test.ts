@@ -97,6 +97,22 @@ test('a device over its limit on the single route is answered 429 E-R1/1-01 with
   expect(await storedFor([imei])).toBe(allowed);
 });
 
+test('posts sent at once are each counted as if alone: one device gets exactly its burst, the devices beside it are all stored', async () => {
+  const auth = await bearerFor();
+  const busy = uniqueImei();
+  const others = Array.from({ length: 12 }, () => uniqueImei());
+  // Interleaved, so that the writes arriving together mix the busy device with the others.
+  const order = others.flatMap((imei) => [buildTrip({ imei: busy }), buildTrip({ imei })]);
+  const answers = await Promise.all(order.map((trip) => postJson(`${stack.url}${TRIP}`, trip, auth)));
+
+  const busyAnswers = answers.filter((_, index) => order[index]!.imei === busy);
+  expect(busyAnswers.filter((answer) => answer.status === 200)).toHaveLength(DEVICE_BURST);
+  for (const refused of busyAnswers.filter((answer) => answer.status !== 200)) expectDeviceRefusal(refused);
+  expect(answers.filter((_, index) => order[index]!.imei !== busy).map((answer) => answer.status)).toEqual(others.map(() => 200));
+  expect(await storedFor([busy])).toBe(DEVICE_BURST);
+  expect(await storedFor(others)).toBe(others.length);
+});
+
 test('the batch route counts each position against its device: a batch taking one of its devices over the limit is refused whole, storing nothing', async () => {
   const auth = await bearerFor();
   const [within, over] = [uniqueImei(), uniqueImei()];

@@ -1,13 +1,14 @@
 // The rate limits of the write routes, counted in Redis so that every gateway shares them: positions per
 // device (by IMEI) and requests per token subject. Each limit lets its burst through at once and then
 // holds the client to its rate: a fixed window of `burst` points lasting as long as the rate takes to
-// send as many. A request's subject and devices are counted by one Lua script, so a write costs one
-// Redis round trip and the counts are atomic: a request its subject's limit refuses is not counted
-// against its devices. Redis is optional here as for the category cache: while it is away or slow a
-// write is let through unchecked at once, counted, and the outage is logged once.
+// send as many. A request's subject and devices are counted by one Lua script, atomically: a request its
+// subject's limit refuses is not counted against its devices. The writes that arrive together share one
+// script run, so a busy gateway sends Redis one command per turn of its event loop, not one per write.
+// Redis is optional here as for the category cache: while it is away or slow a write is let through
+// unchecked at once, counted, and the outage is logged once.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
-import { AppError, type Logger } from '@fleet/shared';
+import { AppError, coalesce, type Logger } from '@fleet/shared';
 
 export interface RateLimitSettings {
   /** Positions a device may send per minute; 0: no device limit. */
@@ -43,15 +44,19 @@ export interface WriteLimits {
 const PAUSE_AFTER_FAILURE_MS = 1000;
 
 /**
- * Counts a request in fixed windows: each key is created at 0 with its window as its expiry, then
+ * Counts requests in fixed windows: each key is created at 0 with its window as its expiry, then
  * incremented (a count refused still counts, so a client that keeps pushing stays refused until its
- * window ends). The keys of one request live in one Redis, not spread over a Redis Cluster's slots.
+ * window ends). The requests of one call are counted one after the other, each as if alone: the writes
+ * that reach a gateway at once share one script run, so Redis runs one script and the gateway sends one
+ * command for all of them. Their keys live in one Redis, not spread over a Redis Cluster's slots.
  *
- * KEYS: the subject's key when ARGV[1] is 1, then one key per device.
- * ARGV: [1] 1 or 0, [2] subject points, [3] subject window in seconds, [4] device points,
- *       [5] device window in seconds, [6...] each device's positions, in the order of the keys.
- * Answers {0} within every limit; {1, ms} when the subject is over its limit, its devices left
- * uncounted; {2, ms} when a device is over its limit, ms being the longest wait of those over theirs.
+ * KEYS: for each request in turn, its subject's key when it counts its subject, then one key per device.
+ * ARGV: [1] subject points, [2] subject window in seconds, [3] device points, [4] device window in
+ *       seconds, then for each request: 1 or 0 (whether its subject is counted), its number of devices,
+ *       and each device's positions, in the order of its keys.
+ * Answers two numbers a request, in order: 0, 0 within every limit; 1, ms when its subject is over its
+ * limit, its devices left uncounted; 2, ms when a device is over its limit, ms being the longest wait
+ * of those over theirs.
  */
 const ADMIT_SCRIPT = `
 local function count(key, points, seconds)
@@ -64,26 +69,45 @@ local function count(key, points, seconds)
   end
   return consumed, ttl
 end
-local first = 1
-if ARGV[1] == '1' then
-  local consumed, ttl = count(KEYS[1], 1, tonumber(ARGV[3]))
-  if consumed > tonumber(ARGV[2]) then return {1, ttl} end
-  first = 2
+local subjectPoints, subjectSeconds = tonumber(ARGV[1]), tonumber(ARGV[2])
+local devicePoints, deviceSeconds = tonumber(ARGV[3]), tonumber(ARGV[4])
+local answers = {}
+local key, arg = 1, 5
+while arg <= #ARGV do
+  local countSubject, devices = ARGV[arg] == '1', tonumber(ARGV[arg + 1])
+  arg = arg + 2
+  local code, wait = 0, 0
+  if countSubject then
+    local consumed, ttl = count(KEYS[key], 1, subjectSeconds)
+    key = key + 1
+    if consumed > subjectPoints then code, wait = 1, ttl end
+  end
+  if code == 0 then
+    local longest = -1
+    for i = 0, devices - 1 do
+      local consumed, ttl = count(KEYS[key + i], tonumber(ARGV[arg + i]), deviceSeconds)
+      if consumed > devicePoints and ttl > longest then longest = ttl end
+    end
+    if longest >= 0 then code, wait = 2, longest end
+  end
+  key, arg = key + devices, arg + devices
+  answers[#answers + 1] = code
+  answers[#answers + 1] = wait
 end
-local wait = -1
-for i = first, #KEYS do
-  local consumed, ttl = count(KEYS[i], tonumber(ARGV[6 + i - first]), tonumber(ARGV[5]))
-  if consumed > tonumber(ARGV[4]) and ttl > wait then wait = ttl end
-end
-if wait >= 0 then return {2, wait} end
-return {0}
+return answers
 `;
 
-/** What the script answers: within the limits, or refused by the subject's (1) or a device's (2), and for how many ms. */
-type ScriptAnswer = [0] | [1 | 2, number];
+/** One request to count: its subject's key (when counted) and its devices' keys with their positions. */
+interface Admission {
+  subjectKey: string | undefined;
+  devices: Array<[key: string, positions: number]>;
+}
+
+/** What the script answers for one request: within the limits (0), or refused by the subject's (1) or a device's (2), and for how many ms. */
+type Verdict = [code: 0 | 1 | 2, waitMs: number];
 
 interface AdmitCommand {
-  fleetAdmitWrite(...keysAndArgs: Array<string | number>): Promise<ScriptAnswer>;
+  fleetAdmitWrites(...keysAndArgs: Array<string | number>): Promise<number[]>;
 }
 
 interface Policy {
@@ -136,7 +160,7 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
     settings.subjectPerSecond > 0
       ? createPolicy('subject', 'subjectRateLimited', settings.subjectPerSecond, 1, settings.subjectBurst)
       : undefined;
-  redis.defineCommand('fleetAdmitWrite', { lua: ADMIT_SCRIPT });
+  redis.defineCommand('fleetAdmitWrites', { lua: ADMIT_SCRIPT });
   const script = redis as unknown as AdmitCommand;
   const breaker = circuitBreaker(handleAll, { halfOpenAfter: PAUSE_AFTER_FAILURE_MS, breaker: new ConsecutiveBreaker(1) });
 
@@ -158,40 +182,46 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
   };
 
   /** Asks Redis unless it is known to be away: a command would only wait for its timeout. */
-  const run = (keysAndArgs: Array<string | number>): Promise<ScriptAnswer> =>
+  const run = (keysAndArgs: Array<string | number>): Promise<number[]> =>
     breaker.execute(() => {
       if (redis.status !== 'ready') throw new Error(`Redis connection is ${redis.status}`);
-      return script.fleetAdmitWrite(...keysAndArgs);
+      return script.fleetAdmitWrites(...keysAndArgs);
     });
+
+  /** One script run for every request waiting, in the order they came. */
+  const countAll = coalesce<Admission, Verdict>(async (admissions) => {
+    const keys: string[] = [];
+    const args: number[] = [subjects?.points ?? 0, subjects?.seconds ?? 0, devices?.points ?? 0, devices?.seconds ?? 0];
+    for (const { subjectKey, devices: counted } of admissions) {
+      if (subjectKey !== undefined) keys.push(subjectKey);
+      args.push(subjectKey === undefined ? 0 : 1, counted.length);
+      for (const [key, positions] of counted) {
+        keys.push(key);
+        args.push(positions);
+      }
+    }
+    const answers = await run([keys.length, ...keys, ...args]);
+    return admissions.map((_, index) => [answers[2 * index], answers[2 * index + 1]] as Verdict);
+  });
 
   return {
     async admit(subject, positionsByDevice) {
-      const countSubject = subjects !== undefined;
-      const counted = devices ? [...positionsByDevice] : [];
-      if (!countSubject && counted.length === 0) return;
-      const keys = [
-        ...(countSubject ? [`${keyPrefix}rate:subject:${subject}`] : []),
-        ...counted.map(([imei]) => `${keyPrefix}rate:device:${imei}`),
-      ];
-      const args = [
-        countSubject ? 1 : 0,
-        subjects?.points ?? 0,
-        subjects?.seconds ?? 0,
-        devices?.points ?? 0,
-        devices?.seconds ?? 0,
-        ...counted.map(([, positions]) => positions),
-      ];
-      let answer: ScriptAnswer;
+      const subjectKey = subjects ? `${keyPrefix}rate:subject:${subject}` : undefined;
+      const counted = devices
+        ? Array.from(positionsByDevice, ([imei, positions]): [string, number] => [`${keyPrefix}rate:device:${imei}`, positions])
+        : [];
+      if (subjectKey === undefined && counted.length === 0) return;
+      let verdict: Verdict;
       try {
-        answer = await run([keys.length, ...keys, ...args]);
+        [verdict] = (await countAll([{ subjectKey, devices: counted }])) as [Verdict];
       } catch (error) {
         // Never rejects for Redis: while it is unavailable everything is let through.
         fallBack(error);
         return;
       }
       markAvailable();
-      if (answer[0] === 1) throw refused(subjects!, answer[1]);
-      if (answer[0] === 2) throw refused(devices!, answer[1]);
+      if (verdict[0] === 1) throw refused(subjects!, verdict[1]);
+      if (verdict[0] === 2) throw refused(devices!, verdict[1]);
     },
   };
 }
