@@ -70,7 +70,10 @@ describe('deploy/docker/Dockerfile', () => {
     );
   });
 
-  test('the runtime stage takes only compiled output and migrations from the build stage', () => {
+  test('the runtime stage takes only compiled output, migrations and the dependencies patches/ fixes from the build stage', () => {
+    // patches/<name>+<version>.patch, as patch-package names them.
+    const patched = readdirSync(path.join(repoRoot, 'patches')).map((file) => file.slice(0, file.lastIndexOf('+')));
+    expect(patched.length).toBeGreaterThan(0);
     const fromBuild = copies(runtimeStage).filter((copy) => copy.from !== undefined);
     expect(fromBuild.length).toBeGreaterThan(0);
     for (const copy of fromBuild) {
@@ -79,6 +82,7 @@ describe('deploy/docker/Dockerfile', () => {
         const relative = copied.replace(/^\/app\//, '');
         const compiled = /^(.+)\/dist$/.exec(relative);
         if (compiled) expect(repoFileExists(`${compiled[1]}/tsconfig.json`)).toBe(true);
+        else if (relative.startsWith('node_modules/')) expect(patched).toContain(relative.slice('node_modules/'.length));
         else expect(relative).toBe('shared/migrations');
       }
     }
