@@ -21,7 +21,9 @@ export interface ApiKeyAuth {
   refresh(): Promise<void>;
   stop(): void;
   isAccepted(presented: string | undefined): boolean;
-  /** Answers 401 unless the Authorization header is an accepted key, as is (no scheme). */
+  /** Throws the 401 unless the Authorization header is an accepted key, as is (no scheme). */
+  requireKey(authorization: string | undefined): void;
+  /** requireKey as a middleware. */
   middleware: RequestHandler;
 }
 
@@ -59,6 +61,10 @@ export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
     return matches !== 0;
   }
 
+  function requireKey(authorization: string | undefined): void {
+    if (!isAccepted(authorization)) throw new AppError({ kind: 'apiKeyRequired' });
+  }
+
   return {
     async start() {
       await refresh();
@@ -73,8 +79,9 @@ export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
       clearInterval(timer);
     },
     isAccepted,
+    requireKey,
     middleware(req, _res, next) {
-      if (!isAccepted(req.headers.authorization)) throw new AppError({ kind: 'apiKeyRequired' });
+      requireKey(req.headers.authorization);
       next();
     },
   };

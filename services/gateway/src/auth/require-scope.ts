@@ -41,15 +41,20 @@ export function verifiedTokenOf(res: Response): VerifiedToken {
   return token;
 }
 
+/** Verifies the Authorization header's token and that it grants `scope`: the token, or the 401 or 403. */
+export async function verifyWithScope(authorization: string | undefined, scope: Scope, deps: ScopeDeps): Promise<VerifiedToken> {
+  const token = await deps.tokens.verify(authorization);
+  checkScope(token, scope, deps.requiredScopes);
+  return token;
+}
+
 /**
  * The token check and the scope check as one middleware, for routes without a body to read first (the
  * write routes do both inside their single handler). The token is left for the handler in res.locals.
  */
 export function requireScope(scope: Scope, deps: ScopeDeps): RequestHandler {
   return async (req, res, next) => {
-    const token = await deps.tokens.verify(req.headers.authorization);
-    checkScope(token, scope, deps.requiredScopes);
-    res.locals.token = token;
+    res.locals.token = await verifyWithScope(req.headers.authorization, scope, deps);
     next();
   };
 }

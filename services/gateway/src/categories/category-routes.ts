@@ -1,7 +1,6 @@
 // GET /order/api/web/v1/product-category/:id. The API key is checked on the whole path prefix, before
 // express decodes the id, so a request without a key is refused whatever its id, even an undecodable one.
 import type { ErrorRequestHandler, Express } from 'express';
-import { AppError } from '@fleet/shared';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import type { RouteHandler } from '../http/route-handler';
 import { sendJsonText } from '../http/send-json';
@@ -26,9 +25,9 @@ const undecodableId: ErrorRequestHandler = (error, req, _res, next) => {
 /** The read behind its key check, for the direct routes, which have no prefix middleware. */
 export function keyedCategoryRead(deps: CategoryRoutesDeps): RouteHandler {
   const read = categoryRead(deps);
-  return (req, res, id) => {
-    if (!deps.apiKeys.isAccepted(req.headers.authorization)) return Promise.reject(new AppError({ kind: 'apiKeyRequired' }));
-    return read(req, res, id);
+  return async (req, res, id) => {
+    deps.apiKeys.requireKey(req.headers.authorization);
+    await read(req, res, id);
   };
 }
 

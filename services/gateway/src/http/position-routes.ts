@@ -3,7 +3,7 @@
 // with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its path, even an undecodable one.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared';
-import { checkScope, requireScope, SCOPES } from '../auth/require-scope';
+import { requireScope, SCOPES, verifyWithScope } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
 import type { PositionReader } from '../positions/read-positions';
@@ -54,7 +54,7 @@ export function checkedPositionReads(deps: PositionRoutesDeps): PositionReads {
   const checked =
     (read: RouteHandler): RouteHandler =>
     async (req, res, imei) => {
-      checkScope(await deps.tokens.verify(req.headers.authorization), SCOPES.positionsRead, deps.requiredScopes);
+      await verifyWithScope(req.headers.authorization, SCOPES.positionsRead, deps);
       await read(req, res, imei);
     };
   return { lastLocation: checked(reads.lastLocation), history: checked(reads.history) };

@@ -9,7 +9,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import typeis from 'type-is';
 import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type CommandBus, type Topics } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
-import { checkScope, SCOPES, type Scope } from '../auth/require-scope';
+import { SCOPES, verifyWithScope, type Scope } from '../auth/require-scope';
 import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '../rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
@@ -92,8 +92,7 @@ export async function acceptBody(
   req: IncomingMessage,
   res: Answer,
 ): Promise<AcceptedBody> {
-  const token = await deps.tokens.verify(req.headers.authorization);
-  checkScope(token, scope, deps.requiredScopes);
+  const token = await verifyWithScope(req.headers.authorization, scope, deps);
   const types = Object.keys(parsers);
   const type = typeis(req, types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
