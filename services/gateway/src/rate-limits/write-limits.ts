@@ -107,7 +107,11 @@ interface Admission {
 type Verdict = [code: 0 | 1 | 2, waitMs: number];
 
 interface AdmitCommand {
-  fleetAdmitWrites(...keysAndArgs: Array<string | number>): Promise<number[]>;
+  /**
+   * The key count, the keys, then the arguments, as one array: ioredis flattens it into the command, and
+   * the writes sharing a run can bring more of them than a JavaScript call takes as spread arguments.
+   */
+  fleetAdmitWrites(keysAndArgs: Array<string | number>): Promise<number[]>;
 }
 
 interface Policy {
@@ -185,7 +189,7 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
   const run = (keysAndArgs: Array<string | number>): Promise<number[]> =>
     breaker.execute(() => {
       if (redis.status !== 'ready') throw new Error(`Redis connection is ${redis.status}`);
-      return script.fleetAdmitWrites(...keysAndArgs);
+      return script.fleetAdmitWrites(keysAndArgs);
     });
 
   /** One script run for every request waiting, in the order they came. */
