@@ -20,7 +20,6 @@ export interface ApiKeyAuth {
   start(): Promise<void>;
   refresh(): Promise<void>;
   stop(): void;
-  isAccepted(presented: string | undefined): boolean;
   /** Throws the 401 unless the Authorization header is an accepted key, as is (no scheme). */
   requireKey(authorization: string | undefined): void;
   /** requireKey as a middleware. */
@@ -78,7 +77,6 @@ export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
     stop() {
       clearInterval(timer);
     },
-    isAccepted,
     requireKey,
     middleware(req, _res, next) {
       requireKey(req.headers.authorization);
