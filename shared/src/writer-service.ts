@@ -20,8 +20,11 @@ import { integer } from './schemas/checks';
 /** What every writer reads; a writer that reads more extends it (the trip-writer its partitions, the group-writer its key lifetime). */
 export const writerEnv = z.object({
   ...commonEnv,
-  /** Partitions this instance writes at once; each takes a database connection. */
-  WRITER_CONCURRENCY: positiveInt(4),
+  /**
+   * Partitions whose batches this instance handles at once. Those handled together are stored with one
+   * INSERT and answered with one produce, so the default takes every partition of the trip topic.
+   */
+  WRITER_CONCURRENCY: positiveInt(12),
   WRITER_GROUP_ID: optionalString,
   /**
    * How long the group waits for a silent writer before handing its partitions to the others, i.e. how
@@ -78,7 +81,7 @@ export async function startWriter<S extends z.ZodType>(
   const pool = createPool(
     {
       connectionString: config.DATABASE_URL,
-      max: Math.max(config.DATABASE_POOL_SIZE, config.WRITER_CONCURRENCY),
+      max: config.DATABASE_POOL_SIZE,
       applicationName: `fleet-${definition.name}`,
     },
     logger,
