@@ -83,5 +83,8 @@ export const commonEnv = {
   KAFKA_AUTO_CREATE_TOPICS: booleanFlag(false),
 };
 
-/** Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. */
-export const kafkaLingerMs = z.coerce.number().check(integer()).min(0).max(1000).default(5);
+/**
+ * Kafka's linger.ms for the gateway's commands; see CommandBusOptions.lingerMs. 0: a produce leaves as
+ * soon as the one before it is answered, and the commands that arrived meanwhile share it.
+ */
+export const kafkaLingerMs = z.coerce.number().check(integer()).min(0).max(1000).default(0);
