@@ -18,10 +18,10 @@ export interface PreparedService {
 
 export function runService(name: string, prepare: () => PreparedService): void {
   // V8 pretenures an allocation site once most of its objects outlive one young collection, and never
-  // looks again. A service's per-request objects (a parsed body, a command, its encoding) are alive at
-  // whichever collection falls while 64 requests are in flight, so their sites were moved to the old
-  // generation for good, where they died young all the same: the gateway ran a full mark-compact every
-  // ~350 ms under load. Set here rather than in NODE_OPTIONS, which does not take this flag.
+  // looks again. Under load a service's per-request objects (a parsed body, a command, its encoding) are
+  // alive at whichever collection falls while requests are in flight, so their sites were moved to the
+  // old generation for good, where they died young all the same: the gateway ran a full mark-compact
+  // every ~350 ms. Set here rather than in NODE_OPTIONS, which does not take this flag.
   setFlagsFromString('--no-allocation-site-pretenuring');
   let logger = createLogger(name);
   let prepared: PreparedService;
