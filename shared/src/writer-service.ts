@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
-import { isDataRefusal } from './db/pg-errors';
+import { isDataRefusal, isStatementFailure } from './db/pg-errors';
 import { createKafka } from './kafka/client';
 import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
 import { registerConsumerLag } from './kafka/consumer-lag';
@@ -141,6 +141,7 @@ export async function startWriter<S extends z.ZodType>(
         sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       },
       isRefusal: isDataRefusal,
+      isStatementFailure,
       metrics: createWriterMetrics(registry),
     });
   } catch (error) {

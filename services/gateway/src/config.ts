@@ -29,6 +29,29 @@ function durationMs(value: string): number | undefined {
   }
 }
 
+/** A duration variable (see durationMs), as milliseconds. */
+function duration(fallback: string) {
+  return z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .default(fallback)
+      .transform((value, ctx) => {
+        const parsed = durationMs(value);
+        if (parsed === undefined) {
+          // Not final, so that the checks across variables below still run and report theirs too.
+          ctx.addIssue({
+            code: 'custom',
+            message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds',
+            continue: true,
+          });
+          return z.NEVER;
+        }
+        return parsed;
+      }),
+  );
+}
+
 const gatewayEnv = z
   .object({
     ...commonEnv,
@@ -115,24 +138,16 @@ const gatewayEnv = z
      * How far ahead of the server's clock a gpsTime may be before it is refused with 400: a duration such
      * as 24h, 90m or 2d, or a number of milliseconds. Becomes milliseconds.
      */
-    MAX_FUTURE_SKEW: z.preprocess(
+    MAX_FUTURE_SKEW: duration('24h'),
+    /** How old a gpsTime may be before it is refused with 400, in the same notation. Becomes milliseconds. */
+    MAX_PAST_AGE: duration('365d'),
+    /**
+     * The trip-writer's retention (days of positions kept): a position already past it is refused with
+     * 400 rather than stored in a partition about to be dropped. Unset (or empty): everything is kept.
+     */
+    TRIP_RETENTION_DAYS: z.preprocess(
       (value) => (value === '' ? undefined : value),
-      z
-        .string()
-        .default('24h')
-        .transform((value, ctx) => {
-          const parsed = durationMs(value);
-          if (parsed === undefined) {
-            // Not final, so that the checks across variables below still run and report theirs too.
-            ctx.addIssue({
-              code: 'custom',
-              message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds',
-              continue: true,
-            });
-            return z.NEVER;
-          }
-          return parsed;
-        }),
+      z.coerce.number().check(integer()).positive().optional(),
     ),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),

@@ -226,7 +226,11 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         logger,
         onFallback: metrics.countRateLimitFallback,
       }),
-      tripRequest: tripRequestSchema(config.MAX_FUTURE_SKEW),
+      tripRequest: tripRequestSchema({
+        maxFutureSkewMs: config.MAX_FUTURE_SKEW,
+        maxPastAgeMs: config.MAX_PAST_AGE,
+        retentionDays: config.TRIP_RETENTION_DAYS,
+      }),
     },
     categories: {
       apiKeys,

@@ -8,7 +8,7 @@ import { validationError } from './validation-error';
 // body is pinned here word for word.
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
-const tripRequest = tripRequestSchema(86_400_000, () => NOW);
+const tripRequest = tripRequestSchema({ maxFutureSkewMs: 86_400_000, maxPastAgeMs: 365 * 86_400_000 }, () => NOW);
 
 const trip = (overrides: Record<string, unknown> = {}) => ({
   imei: '359632104565789',

@@ -14,8 +14,9 @@ const NAME_PREFIX = `${PARENT}_p`;
 const NAME_PATTERN = /^trip_locations_p(\d{4})(\d{2})(\d{2})$/;
 
 /**
- * Creating or dropping a partition locks trip_locations itself. Waiting behind a long read would stall
- * every insert queued behind the DDL, so the DDL gives up instead; the caller retries later.
+ * Dropping a partition locks trip_locations itself, and attaching one takes a lock that only other DDL
+ * waits for. Waiting behind a long read would stall every insert queued behind a DROP, so the DDL gives
+ * up instead; the caller retries later.
  */
 const DDL_LOCK_TIMEOUT = '5s';
 
@@ -73,15 +74,22 @@ async function inTransactionWithLockTimeout(db: Queryable, sql: string): Promise
 /**
  * Creates the partition of a day unless it exists. Two writers may create the same one at once; the
  * loser finds it there. Answers true when this call created it.
+ *
+ * The partition is made as a table of its own and then attached. `CREATE TABLE ... PARTITION OF` would
+ * hold an ACCESS EXCLUSIVE lock on trip_locations, waiting for every insert in progress and stalling
+ * every insert behind it, so a backfill spanning many new days would stop all devices' writes. Attaching
+ * takes SHARE UPDATE EXCLUSIVE, which inserts do not wait for; on an empty table its checks cost nothing.
  */
 export async function createPartition(db: Queryable, day: Day): Promise<boolean> {
   const name = partitionName(day);
   const exists = await db.query('SELECT 1 FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace', [name]);
   if (exists.rowCount) return false;
+  const table = escapeIdentifier(name);
   try {
     await inTransactionWithLockTimeout(
       db,
-      `CREATE TABLE ${escapeIdentifier(name)} PARTITION OF ${escapeIdentifier(PARENT)} FOR VALUES FROM (${bound(day)}) TO (${bound(addDays(day, 1))})`,
+      `CREATE TABLE ${table} (LIKE ${escapeIdentifier(PARENT)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+       ALTER TABLE ${escapeIdentifier(PARENT)} ATTACH PARTITION ${table} FOR VALUES FROM (${bound(day)}) TO (${bound(addDays(day, 1))})`,
     );
     return true;
   } catch (error) {

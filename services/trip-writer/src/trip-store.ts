@@ -2,7 +2,7 @@
 // already exist (same imei and gps_time) are left as they are and answered with their existing row.
 // The same statement moves each device's last location forward (device_last_locations), so the two
 // commit together or not at all.
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared';
 
 /** The row a trip location command came to. */
@@ -53,10 +53,16 @@ const INSERT_BATCH = `
   )
   SELECT id, imei, gps_time FROM inserted`;
 
+/**
+ * The rows of positions that were stored before. The condition on gps_time alone lets the planner prune
+ * to the partitions of those instants: joined only with unnest(), the lookup would open, and lock, every
+ * daily partition of the table, and a transaction past max_locks_per_transaction fails.
+ */
 const SELECT_EXISTING = `
   SELECT t.id, t.imei, t.gps_time
   FROM trip_locations t
-  JOIN unnest($1::text[], $2::timestamptz[]) AS k(imei, gps_time) ON t.imei = k.imei AND t.gps_time = k.gps_time`;
+  JOIN unnest($1::text[], $2::timestamptz[]) AS k(imei, gps_time) ON t.imei = k.imei AND t.gps_time = k.gps_time
+  WHERE t.gps_time = ANY($2::timestamptz[])`;
 
 interface Row {
   id: string;
@@ -83,7 +89,7 @@ export function inLockOrder(trips: readonly TripLocationCommand[]): TripLocation
 }
 
 /** Stores the trips and answers one row per trip, in order. */
-export async function storeTripLocations(pool: Pool, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
+export async function storeTripLocations(pool: Pool | PoolClient, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
   const ordered = inLockOrder(trips);
   const imeis = column(ordered, (t) => t.imei);
   const gpsTimes = column(ordered, (t) => t.gpsTime);
@@ -111,7 +117,9 @@ export async function storeTripLocations(pool: Pool, trips: TripLocationCommand[
     fresh.add(key);
   }
   if (inserted.rows.length < trips.length) {
-    const existing = await pool.query<Row>(SELECT_EXISTING, [imeis, gpsTimes]);
+    // Only the positions this statement did not insert are looked up.
+    const earlier = ordered.filter((trip) => !fresh.has(keyOf(trip.imei, Date.parse(trip.gpsTime))));
+    const existing = await pool.query<Row>(SELECT_EXISTING, [earlier.map((t) => t.imei), earlier.map((t) => t.gpsTime)]);
     for (const row of existing.rows) {
       const key = keyOf(row.imei, row.gps_time.getTime());
       if (!ids.has(key)) ids.set(key, Number(row.id));

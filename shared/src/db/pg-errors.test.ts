@@ -1,5 +1,5 @@
 import { DatabaseError } from 'pg';
-import { classifyDatabaseError } from './pg-errors';
+import { classifyDatabaseError, isStatementFailure } from './pg-errors';
 
 function databaseError(code: string): DatabaseError {
   const error = new DatabaseError('server says no', 0, 'error');
@@ -33,5 +33,27 @@ describe('classifyDatabaseError', () => {
     ['nothing', undefined],
   ])('%s is neither', (_label, error) => {
     expect(classifyDatabaseError(error)).toBe('other');
+  });
+});
+
+describe('isStatementFailure', () => {
+  test.each([
+    ['out of shared memory for its locks (53200)', databaseError('53200')],
+    ['a statement too complex (54001)', databaseError('54001')],
+    ['a value out of range (22008)', databaseError('22008')],
+  ])('%s: retrying the same statement is not known to fix it', (_label, error) => {
+    expect(isStatementFailure(error)).toBe(true);
+  });
+
+  test.each([
+    ['a server shutting down (57P01)', databaseError('57P01')],
+    ['a full disk (53100)', databaseError('53100')],
+    ['too many connections (53300)', databaseError('53300')],
+    ['a deadlock (40P01)', databaseError('40P01')],
+    ['a lock timeout (55P03)', databaseError('55P03')],
+    ['a lost connection', new Error('Connection terminated unexpectedly')],
+    ['a programming error', new TypeError('x is not a function')],
+  ])('%s: a later attempt may pass', (_label, error) => {
+    expect(isStatementFailure(error)).toBe(false);
   });
 });

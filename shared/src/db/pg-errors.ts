@@ -28,6 +28,24 @@ export function classifyDatabaseError(error: unknown): DatabaseErrorKind {
   return 'other';
 }
 
+/**
+ * SQLSTATEs a statement may fail with now and pass with later as it is: the connection (08), a
+ * serialization failure or deadlock (40), a disk that is full or connections used up (53100, 53300), an
+ * object in use or locked (55000, 55006, 55P03), the operator (57), a system error (58).
+ */
+const transientStates = /^(08|40|53100$|53300$|55000$|55006$|55P03$|57|58)/;
+
+/**
+ * True when the database answered the statement with an error that retrying it is not known to fix: its
+ * data refused, or the statement itself failing (out of shared memory for its locks, a program limit).
+ */
+export function isStatementFailure(error: unknown): boolean {
+  if (isDataRefusal(error)) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code } = error as { code?: unknown };
+  return error instanceof DatabaseError && typeof code === 'string' && !transientStates.test(code);
+}
+
 /** True when the database refused the data: no retry can succeed. */
 export function isDataRefusal(error: unknown): boolean {
   return classifyDatabaseError(error) === 'refused';

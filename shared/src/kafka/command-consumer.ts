@@ -44,6 +44,12 @@ export interface CommandConsumerOptions<S extends z.ZodType> {
    * retry can fix; any other failure is an outage and is retried.
    */
   isRefusal: (error: unknown) => boolean;
+  /**
+   * True when the database answered a statement with an error no retry of it is known to fix. A batch
+   * failing so ISOLATE_AFTER_FAILURES times is stored command by command, and a command that fails alone
+   * is set aside as a dead letter rather than holding its partition (refusal-isolation.ts).
+   */
+  isStatementFailure: (error: unknown) => boolean;
   metrics?: {
     batch?: (size: number) => void;
     stored?: (inserted: number, duplicates: number) => void;
@@ -61,6 +67,12 @@ export interface CommandConsumer {
 const COMMIT_INTERVAL_MS = 1000;
 /** How long stop() waits for the batch in progress. */
 const STOP_DRAIN_MS = 10_000;
+/**
+ * Failed attempts at storing a batch together before its commands are stored one by one. A few, so that
+ * a passing fault costs no split, and a batch that fails for good (one spanning so many partitions that
+ * its locks run out) holds its partition for about a second.
+ */
+const ISOLATE_AFTER_FAILURES = 3;
 /** How many request ids an error line names; a batch can hold thousands of messages. */
 const LOGGED_REQUEST_IDS = 20;
 
@@ -109,17 +121,23 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
     metrics?.batch?.(batch.messages.length);
 
     const commands = decoded.flatMap((entry) => entry.commands);
+    let statementFailures = 0;
+    const isolation = {
+      store: handler.store,
+      isRefusal: options.isRefusal,
+      isStatementFailure: options.isStatementFailure,
+    };
     const outcomes = commands.length
-      ? await storing.run(
-          () =>
-            storeIsolatingRefusals(commands, storeTogether, { store: handler.store, isRefusal: options.isRefusal }).catch(
-              (error: unknown) => {
-                metrics?.storeFailed?.();
-                throw error;
-              },
-            ),
-          lease,
-        )
+      ? await storing.run(async () => {
+          const mode = statementFailures >= ISOLATE_AFTER_FAILURES ? 'one-by-one' : 'together';
+          try {
+            return await storeIsolatingRefusals(commands, storeTogether, isolation, mode);
+          } catch (error) {
+            metrics?.storeFailed?.();
+            if (options.isStatementFailure(error)) statementFailures += 1;
+            throw error;
+          }
+        }, lease)
       : [];
     if (outcomes === undefined) return;
     let next = 0;

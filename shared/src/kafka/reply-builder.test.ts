@@ -22,12 +22,22 @@ describe('replyFor', () => {
   });
 
   it('answers a refused command 400 E-V1/1-01 without the database’s own words', () => {
-    const reply = replyFor({ refused: 'refused by the database: date/time field value out of range' });
+    const reply = replyFor({ refused: 'refused by the database: date/time field value out of range', fault: 'data' });
     expect(reply).toEqual({
       ok: false,
       code: 'E-V1/1-01',
       message: 'The request body is invalid',
       detail: 'a value of this request cannot be stored',
+    });
+  });
+
+  it('answers a command that failed alone for good 500 E-S1/1-00, saying it was set aside, without the database’s words', () => {
+    const reply = replyFor({ refused: 'failed alone as in its batch: out of shared memory', fault: 'store' });
+    expect(reply).toEqual({
+      ok: false,
+      code: 'E-S1/1-00',
+      message: 'Internal server error',
+      detail: 'this request could not be stored and was set aside for an operator',
     });
   });
 
@@ -49,7 +59,7 @@ describe('addressedReply', () => {
   });
 
   it('answers a list of commands with their replies, in the order of the list', () => {
-    const refused = { refused: 'refused by the database: out of range' };
+    const refused = { refused: 'refused by the database: out of range', fault: 'data' as const };
     const outgoing = addressedReply(message({ [headers.correlationId]: 'c-1', [headers.replyTopic]: 'p.replies' }), [stored, refused]);
     expect(outgoing).toEqual({ replyTopic: 'p.replies', reply: { correlationId: 'c-1', replies: [replyFor(stored), replyFor(refused)] } });
   });

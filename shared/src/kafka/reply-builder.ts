@@ -7,8 +7,17 @@ import { REPLIES_PER_MESSAGE, type AddressedReply, type CommandReply } from '../
 import { headerText } from './message-headers';
 import { headers } from './topics';
 
-/** What storing one command came to: its reply, or the reason the database refused it. */
-export type StoreOutcome = HandledCommand | { refused: string };
+/**
+ * A command set aside as a dead letter: refused for its data (`data`), or failing alone for good in a
+ * database that stores others (`store`). `refused` is the reason the dead letter carries.
+ */
+export interface RefusedCommand {
+  refused: string;
+  fault: 'data' | 'store';
+}
+
+/** What storing one command came to: its reply, or why it was set aside. */
+export type StoreOutcome = HandledCommand | RefusedCommand;
 
 /** A command stored (or found stored before): what its client is told. */
 export interface StoredCommand {
@@ -30,7 +39,7 @@ export interface RejectedCommand {
 /** What a writer's handler answers for one command. */
 export type HandledCommand = StoredCommand | RejectedCommand;
 
-export const isRefused = (outcome: StoreOutcome): outcome is { refused: string } => 'refused' in outcome;
+export const isRefused = (outcome: StoreOutcome): outcome is RefusedCommand => 'refused' in outcome;
 export const isRejected = (outcome: StoreOutcome): outcome is RejectedCommand => 'rejected' in outcome;
 export const isStored = (outcome: StoreOutcome): outcome is StoredCommand => 'id' in outcome;
 
@@ -42,8 +51,16 @@ const REFUSED_REPLY: CommandReply = {
   detail: 'a value of this request cannot be stored',
 };
 
+/** Not the client's data: the client learns it failed and was kept for an operator, not that it erred. */
+const FAILED_REPLY: CommandReply = {
+  ok: false,
+  code: errorCodes.internal.code,
+  message: errorCodes.internal.message,
+  detail: 'this request could not be stored and was set aside for an operator',
+};
+
 export function replyFor(outcome: StoreOutcome): CommandReply {
-  if (isRefused(outcome)) return REFUSED_REPLY;
+  if (isRefused(outcome)) return outcome.fault === 'data' ? REFUSED_REPLY : FAILED_REPLY;
   if (isRejected(outcome)) {
     const { code, message } = errorCodes[outcome.rejected];
     return { ok: false, code, message, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
