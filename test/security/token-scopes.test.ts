@@ -210,6 +210,33 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
     expect(await storedImeis(own)).toEqual([own, own]);
   });
 
+  test.each(['last-location', 'trip-locations'])(
+    "a token carrying an imei reads its own device's %s, and another device's is refused 403 E-G1/1-03, by either path",
+    async (read) => {
+      const own = buildTrip();
+      const other = buildTrip();
+      for (const trip of [own, other]) {
+        expect((await postJson(`${stack.url}${TRIP}`, trip, await bearer({ scope: write }))).status).toBe(200);
+      }
+      const auth = await bearer({ imei: own.imei, scope: 'positions:read' });
+      const query = read === 'trip-locations' ? `?from=${encodeURIComponent(new Date(Date.now() - 12 * 86_400_000).toISOString())}` : '';
+
+      const allowed = await fetch(`${stack.url}/fleet/api/v1/devices/${own.imei as string}/${read}${query}`, { headers: auth });
+      expect(allowed.status).toBe(200);
+      // The direct route takes the canonical path; a percent-encoded one goes through express.
+      const encodedOther = [...(other.imei as string)].map((char, at) => (at === 0 ? `%${char.charCodeAt(0).toString(16)}` : char)).join('');
+      for (const imei of [other.imei as string, encodedOther]) {
+        const refused = await fetch(`${stack.url}/fleet/api/v1/devices/${imei}/${read}${query}`, { headers: auth });
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toEqual({
+          code: 'E-G1/1-03',
+          message: 'The token may only write positions of its own device',
+          detail: 'imei: not the device this token is for',
+        });
+      }
+    },
+  );
+
   test('an imei claim written as a JSON number is compared as its digits', async () => {
     const imei = `9${Date.now().toString().slice(-12)}`;
     const answer = await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), await bearer({ imei: Number(imei), scope: write }));

@@ -246,7 +246,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         }),
       }),
     },
-    positions: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createPositionReader({ pool }) },
+    positions: {
+      tokens,
+      requiredScopes: config.JWT_REQUIRED_SCOPES,
+      deviceClaim: config.JWT_DEVICE_CLAIM,
+      reader: createPositionReader({ pool }),
+    },
     metrics,
   });
   const server = http.createServer(

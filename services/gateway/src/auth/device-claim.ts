@@ -1,6 +1,6 @@
 // Device tokens: when JWT_DEVICE_CLAIM names a claim (e.g. `imei`) and a token carries it, that token
-// writes only positions of that device. A token without the claim (a fleet application's) is not
-// restricted by it.
+// writes and reads only positions of that device. A token without the claim (a fleet application's) is
+// not restricted by it.
 import { AppError } from '@fleet/shared';
 import type { VerifiedToken } from './token-verifier';
 
@@ -41,4 +41,10 @@ export function requireOwnDevice(device: string | undefined, positions: readonly
   if (index < 0) return;
   const where = batch ? `[${index}].imei` : 'imei';
   throw new AppError({ kind: 'deviceForbidden', detail: `${where}: not the device this token is for` });
+}
+
+/** Refuses (403 E-G1/1-03) a read of another device's positions by a token restricted to its own. */
+export function requireOwnDeviceRead(device: string | undefined, imei: string): void {
+  if (device === undefined || device === imei) return;
+  throw new AppError({ kind: 'deviceForbidden', detail: 'imei: not the device this token is for' });
 }

@@ -3,7 +3,8 @@
 // with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its path, even an undecodable one.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared';
-import { requireScope, SCOPES, verifyWithScope } from '../auth/require-scope';
+import { deviceOf, requireOwnDeviceRead } from '../auth/device-claim';
+import { requireScope, SCOPES, verifiedTokenOf, verifyWithScope } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
 import type { PositionReader } from '../positions/read-positions';
@@ -20,6 +21,8 @@ export interface PositionRoutesDeps {
   /** JWT_REQUIRED_SCOPES: the token's `scope` claim must hold positions:read. */
   requiredScopes: boolean;
   reader: PositionReader;
+  /** JWT_DEVICE_CLAIM: a token carrying it reads only its own device's positions. */
+  deviceClaim: string | undefined;
 }
 
 /** An imei like `%zz` fails to decode before any handler runs; it is answered as any bad imei. */
@@ -54,7 +57,8 @@ export function checkedPositionReads(deps: PositionRoutesDeps): PositionReads {
   const checked =
     (read: RouteHandler): RouteHandler =>
     async (req, res, imei) => {
-      await verifyWithScope(req.headers.authorization, SCOPES.positionsRead, deps);
+      const token = await verifyWithScope(req.headers.authorization, SCOPES.positionsRead, deps);
+      requireOwnDeviceRead(deviceOf(token, deps.deviceClaim), imei);
       await read(req, res, imei);
     };
   return { lastLocation: checked(reads.lastLocation), history: checked(reads.history) };
@@ -63,8 +67,12 @@ export function checkedPositionReads(deps: PositionRoutesDeps): PositionReads {
 export function addPositionRoutes(router: Express, deps: PositionRoutesDeps): void {
   const reads = positionReads(deps);
   router.use(DEVICES_PATH, requireScope(SCOPES.positionsRead, deps));
-  router.get(LAST_LOCATION_PATH, (req, res) => reads.lastLocation(req, res, req.params.imei as string));
-  router.get(TRIP_LOCATIONS_PATH, (req, res) => reads.history(req, res, req.params.imei as string));
+  const ownDevice: RequestHandler = (req, res, next) => {
+    requireOwnDeviceRead(deviceOf(verifiedTokenOf(res), deps.deviceClaim), req.params.imei as string);
+    next();
+  };
+  router.get(LAST_LOCATION_PATH, ownDevice, (req, res) => reads.lastLocation(req, res, req.params.imei as string));
+  router.get(TRIP_LOCATIONS_PATH, ownDevice, (req, res) => reads.history(req, res, req.params.imei as string));
   router.route(LAST_LOCATION_PATH).all(onlyGet);
   router.route(TRIP_LOCATIONS_PATH).all(onlyGet);
   router.use(DEVICES_PATH, undecodableImei);
