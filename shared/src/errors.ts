@@ -10,6 +10,7 @@ export const errorCodes = {
   parameterInvalid: { code: 'E-V1/1-06', httpStatus: 400, message: 'A request parameter is invalid' },
   unsupportedMediaType: { code: 'E-V1/1-04', httpStatus: 415, message: 'Unsupported content type' },
   payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
+  bodyTooSlow: { code: 'E-V1/1-08', httpStatus: 408, message: 'The request body arrived too slowly' },
   idempotencyKeyReused: {
     code: 'E-V1/1-07',
     httpStatus: 422,

@@ -94,3 +94,73 @@ test('a keep-alive connection is announced for 65 seconds, longer than the 60 s 
   });
   expect(answer).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i);
 });
+
+describe('slow bodies with a valid token', () => {
+  let roomy: Stack;
+
+  beforeAll(async () => {
+    // Room for four declared 1 MiB bodies, and a grace of a second before a body's pace is judged.
+    roomy = await startStack('slow-bodies', { env: { MAX_BUFFERED_BODY_BYTES: String(4 * 1024 * 1024), BODY_RATE_GRACE_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await roomy?.stop();
+  });
+
+  /** Declares a 1 MiB body and sends it a byte a second until the gateway answers or closes. */
+  function slowUpload(token: string): { firstByteSent: Promise<void>; outcome: Promise<Trickled> } {
+    let firstByteSent!: () => void;
+    const sent = new Promise<void>((resolve) => (firstByteSent = resolve));
+    const outcome = new Promise<Trickled>((resolve) => {
+      const socket = net.connect(roomy.gateway.port, '127.0.0.1');
+      let answer = '';
+      let closed = false;
+      socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        closed = true;
+        resolve({ answer, closedByGateway: true });
+      });
+      socket.once('connect', async () => {
+        socket.write(
+          'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n' +
+            `Authorization: Bearer ${token}\r\nContent-Length: 1048576\r\n\r\n[`,
+          'latin1',
+        );
+        firstByteSent();
+        for (let byte = 0; byte < MAX_TRICKLED_BYTES && !closed; byte += 1) {
+          await sleep(1000);
+          if (!closed) socket.write(' ', 'latin1');
+        }
+        if (closed) return;
+        socket.destroy();
+        resolve({ answer, closedByGateway: false });
+      });
+    });
+    return { firstByteSent: sent, outcome };
+  }
+
+  test('40 uploads declaring 1 MiB at a byte a second leave the other clients served, and are cut 408 with a JSON body', async () => {
+    const token = await signToken();
+    const uploads = Array.from({ length: 40 }, () => slowUpload(token));
+    await Promise.all(uploads.map((upload) => upload.firstByteSent));
+
+    const trip = buildTrip();
+    const response = await fetch(`${roomy.url}/fleet/api/v1/trip-location`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(trip),
+    });
+    expect(response.status).toBe(200);
+
+    const outcomes = await Promise.all(uploads.map((upload) => upload.outcome));
+    for (const { answer, closedByGateway } of outcomes) {
+      expect(closedByGateway).toBe(true);
+      expect(answer.slice(0, answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+        code: 'E-V1/1-08',
+        message: 'The request body arrived too slowly',
+        detail: 'the body arrived at under 1024 bytes a second',
+      });
+    }
+  }, 60_000);
+});

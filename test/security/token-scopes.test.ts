@@ -224,7 +224,9 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
       const allowed = await fetch(`${stack.url}/fleet/api/v1/devices/${own.imei as string}/${read}${query}`, { headers: auth });
       expect(allowed.status).toBe(200);
       // The direct route takes the canonical path; a percent-encoded one goes through express.
-      const encodedOther = [...(other.imei as string)].map((char, at) => (at === 0 ? `%${char.charCodeAt(0).toString(16)}` : char)).join('');
+      const encodedOther = [...(other.imei as string)]
+        .map((char, at) => (at === 0 ? `%${char.charCodeAt(0).toString(16)}` : char))
+        .join('');
       for (const imei of [other.imei as string, encodedOther]) {
         const refused = await fetch(`${stack.url}/fleet/api/v1/devices/${imei}/${read}${query}`, { headers: auth });
         expect(refused.status).toBe(403);

@@ -84,7 +84,10 @@ describe('the past a position may come from', () => {
       accepted: 1,
       rejected: 1,
       items: [
-        { index: 0, error: expect.objectContaining({ code: 'E-V1/1-01', detail: "gpsTime: Must be at most 30 days before the server's clock" }) },
+        {
+          index: 0,
+          error: expect.objectContaining({ code: 'E-V1/1-01', detail: "gpsTime: Must be at most 30 days before the server's clock" }),
+        },
         { index: 1, id: expect.any(Number) },
       ],
     });
@@ -152,9 +155,7 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
         { ...(backfill[0] as unknown as TripLocationCommand), receivedAt: new Date().toISOString() },
       ]);
       expect(stored).toEqual({ id: firstIds[0], duplicate: true });
-      const { rows } = await client.query(
-        `SELECT count(*)::int AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`,
-      );
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`);
       // trip_locations, one partition, their indexes, device_last_locations and its index: a handful.
       expect(rows[0].n).toBeLessThan(20);
     } finally {
@@ -173,9 +174,9 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
       try {
         // Without this, a creation that waits for the insert would give up only after the DDL's own 5 s.
         await creating.query("SET lock_timeout = '1s'");
-        await expect(createPartition(creating, new Date(Date.now() - (BACKFILL_DAYS + 1) * DAY_MS).toISOString().slice(0, 10))).resolves.toBe(
-          true,
-        );
+        await expect(
+          createPartition(creating, new Date(Date.now() - (BACKFILL_DAYS + 1) * DAY_MS).toISOString().slice(0, 10)),
+        ).resolves.toBe(true);
       } finally {
         creating.release();
       }

@@ -108,6 +108,10 @@ const gatewayEnv = z
     // heap capped as deployed, the gateway stays under 200 MiB resident however many large bodies
     // arrive together.
     MAX_BUFFERED_BODY_BYTES: positiveInt(32 * 1024 * 1024),
+    // A body still arriving after BODY_RATE_GRACE_MS at under BODY_MIN_BYTES_PER_SECOND on average is cut
+    // with 408: the slowest mobile link sends a position's few hundred bytes in well under a second.
+    BODY_MIN_BYTES_PER_SECOND: positiveInt(1024),
+    BODY_RATE_GRACE_MS: positiveInt(5000),
     // Commands this gateway has published and waits on a writer's reply for (a batch counts each of its
     // positions). Beyond it a write is answered 503 at once: a request that would only wait out
     // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.

@@ -213,7 +213,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
       bodyLimit: config.BODY_LIMIT,
-      bodyBudget: createBodyBudget({ maxBytes: config.MAX_BUFFERED_BODY_BYTES, bodyLimitBytes: bytes.parse(config.BODY_LIMIT)! }),
+      bodyBudget: createBodyBudget({
+        maxBytes: config.MAX_BUFFERED_BODY_BYTES,
+        bodyLimitBytes: bytes.parse(config.BODY_LIMIT)!,
+        minBytesPerSecond: config.BODY_MIN_BYTES_PER_SECOND,
+        rateGraceMs: config.BODY_RATE_GRACE_MS,
+      }),
       limits: createWriteLimits({
         redis: limitsRedis,
         keyPrefix: config.CACHE_KEY_PREFIX,

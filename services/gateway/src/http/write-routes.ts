@@ -100,7 +100,7 @@ export async function acceptBody(
   if (full) throw full;
   const reading = deps.bodyBudget.reserve(req, res);
   try {
-    await parseWith(parsers[type]!, req, res);
+    await Promise.race([parseWith(parsers[type]!, req, res), reading.failed]);
   } finally {
     reading.done();
   }
