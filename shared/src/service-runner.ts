@@ -61,8 +61,12 @@ export function runService(name: string, prepare: () => PreparedService): void {
       };
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
-      // Started by a launcher over IPC (npm start): when the launcher dies, so does the service.
-      if (process.send) process.on('disconnect', () => shutdown('launcher exited'));
+      // Started by a launcher over IPC (npm start): it learns that this very process started (not
+      // whatever answers its port), and when the launcher dies, so does the service.
+      if (process.send) {
+        process.send({ event: 'started' });
+        process.on('disconnect', () => shutdown('launcher exited'));
+      }
     },
     (error: Error) => {
       logger.fatal(`cannot start: ${error.message}`);

@@ -106,3 +106,43 @@ test('when Redis is slower than the command timeout, reads are served from Postg
   blocker.disconnect();
   client.disconnect();
 });
+
+test('a gateway started while Redis is down serves, says so in /readyz, and uses Redis once it answers', async () => {
+  const late = await RedisServer.reserve();
+  const gateway = await startCategoryGateway({ REDIS_URL: late.url });
+  try {
+    expect(gateway.logs.filter((line) => line.level === 40 && line.msg.startsWith('Redis is unreachable'))).toHaveLength(1);
+    const ready = await fetch(`${gateway.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'degraded', checks: { postgres: 'up', redis: 'down', kafka: 'up' } });
+    const category = await insertCategory(buildCategory());
+    const read = await getCategory(gateway.url, category.id, TEST_API_KEY);
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual(category);
+
+    await late.restart();
+    await waitFor(
+      async () => ((await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string }).status === 'ready',
+      'readyz to say ready',
+      20_000,
+    );
+    const key = categoryCacheKey(gateway.prefix, category.id);
+    await waitFor(
+      async () => {
+        await getCategory(gateway.url, category.id, TEST_API_KEY);
+        const client = new Redis(late.url, { maxRetriesPerRequest: 1 });
+        client.on('error', () => undefined);
+        try {
+          return (await client.exists(key)) === 1;
+        } finally {
+          client.disconnect();
+        }
+      },
+      'a read to fill the cache of the Redis that came up',
+      20_000,
+    );
+  } finally {
+    await gateway.stop();
+    await late.stop();
+  }
+});

@@ -104,9 +104,14 @@ export class RedisServer {
   private constructor(readonly port: number) {}
 
   static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+    const server = await RedisServer.reserve();
     await server.restart();
     return server;
+  }
+
+  /** A server on a free port, not started yet: restart() starts it. */
+  static async reserve(): Promise<RedisServer> {
+    return new RedisServer(await freePort());
   }
 
   get url(): string {

@@ -1,7 +1,7 @@
 // `npm start`'s launcher supervises the services it runs: one that crashes (SIGKILL, as the kernel's
 // out-of-memory killer would) is started again after a pause, logged, while the others keep serving;
 // and SIGTERM stops every process it started. The launcher runs compiled, as `npm start` runs it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,8 @@ interface Line {
 
 let launcher: ChildProcess;
 const lines: Line[] = [];
+/** The launcher's lines as printed, for what JSON.parse would hide (a key twice). */
+const raw: string[] = [];
 let port: number;
 
 /** The services the launcher runs now, by name. */
@@ -32,32 +34,40 @@ function services(): Record<string, number> {
   return found;
 }
 
+/** The environment of a launcher on this file's topics and PORT. */
+function launcherEnv(prefix: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    PORT: String(port),
+    TRIP_WRITER_METRICS_PORT: '0',
+    GROUP_WRITER_METRICS_PORT: '0',
+    DATABASE_URL: testServers().databaseUrl,
+    REDIS_URL: testServers().redisUrl,
+    KAFKA_BROKERS: testServers().kafkaBrokers,
+    ...testServers().clientEnv,
+    KAFKA_TOPIC_PREFIX: prefix,
+    CACHE_KEY_PREFIX: `${prefix}:`,
+    JWT_SECRET: TEST_JWT_SECRET,
+    API_KEYS: TEST_API_KEY,
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+    // A killed writer's partitions wait out its session before the new one gets them.
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+  };
+}
+
+let prefix: string;
+
 beforeAll(async () => {
   port = await freePort();
-  const prefix = uniquePrefix('launcher');
+  prefix = uniquePrefix('launcher');
   launcher = spawn(process.execPath, [path.join(root, 'deploy/local/dist/start-stack.js')], {
     cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      TRIP_WRITER_METRICS_PORT: '0',
-      GROUP_WRITER_METRICS_PORT: '0',
-      DATABASE_URL: testServers().databaseUrl,
-      REDIS_URL: testServers().redisUrl,
-      KAFKA_BROKERS: testServers().kafkaBrokers,
-      ...testServers().clientEnv,
-      KAFKA_TOPIC_PREFIX: prefix,
-      CACHE_KEY_PREFIX: `${prefix}:`,
-      JWT_SECRET: TEST_JWT_SECRET,
-      API_KEYS: TEST_API_KEY,
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-      // A killed writer's partitions wait out its session before the new one gets them.
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
-    },
+    env: launcherEnv(prefix),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   createInterface({ input: launcher.stdout! }).on('line', (text) => {
+    raw.push(text);
     try {
       lines.push(JSON.parse(text) as Line);
     } catch {
@@ -82,7 +92,9 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   const restart = await eventually(() => lines.find((line) => line.msg === 'trip-writer exited unexpectedly; starting it again'), 60_000, {
     what: 'the launcher to log the crash',
   });
-  expect(restart).toMatchObject({ service: 'trip-writer', signal: 'SIGKILL' });
+  expect(restart).toMatchObject({ service: 'stack', process: 'trip-writer', signal: 'SIGKILL' });
+  const printed = raw.find((text) => text.includes('trip-writer exited unexpectedly'))!;
+  expect(printed.match(/"service":/g)).toHaveLength(1);
   const after = await eventually(
     () => {
       const now = services();
@@ -108,6 +120,29 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   const { rows } = await db().query('SELECT imei FROM trip_locations WHERE id = $1', [answer.body.data.id]);
   expect(rows).toEqual([{ imei: trip.imei }]);
 }, 150_000);
+
+test('a second launcher on the same PORT exits 1 with one line naming the port, starts nothing, and the first keeps serving', async () => {
+  const running = services();
+  const second = spawnSync(process.execPath, [path.join(root, 'deploy/local/dist/start-stack.js')], {
+    cwd: root,
+    env: launcherEnv(prefix),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(second.status).toBe(1);
+  const logged = second.stdout
+    .trim()
+    .split('\n')
+    .map((text) => JSON.parse(text) as Line);
+  expect(logged).toEqual([
+    expect.objectContaining({ level: 60, msg: expect.stringMatching(new RegExp(`^PORT=${port} is in use by another process`)) }),
+  ]);
+  expect(services()).toEqual(running);
+  const answer = await postJson(`http://127.0.0.1:${port}/fleet/api/v1/trip-location`, buildTrip(), {
+    authorization: `Bearer ${await signToken()}`,
+  });
+  expect(answer.status).toBe(200);
+}, 90_000);
 
 test('SIGTERM stops every process the launcher started, and the launcher exits 0', async () => {
   const running = Object.values(services());

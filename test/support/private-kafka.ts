@@ -7,6 +7,8 @@ import { freePort, startLocalKafka, type LocalKafka, type LocalKafkaOptions } fr
 
 export interface PrivateKafka {
   brokers: string[];
+  /** Its data directory, as `npm run kafka:up` has .dev/kafka. */
+  dataDir: string;
   /** The JVM's process id now (it changes when the broker is started again). */
   pid(): number;
   pause(): void;
@@ -23,6 +25,7 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   let kafka: LocalKafka = await startLocalKafka(options);
   return {
     brokers: kafka.brokers,
+    dataDir,
     pid: () => kafka.pid,
     pause: () => kafka.signal('SIGSTOP'),
     resume: () => kafka.signal('SIGCONT'),

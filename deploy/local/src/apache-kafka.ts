@@ -88,6 +88,31 @@ export function resolveKafkaJars(version = KAFKA_VERSION): string {
   return target;
 }
 
+/** Resolves when nothing listens on 127.0.0.1:port; rejects with the listen error (EADDRINUSE) otherwise. */
+export async function assertPortBindable(port: number, host = '127.0.0.1'): Promise<void> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, exclusive: true }, resolve);
+  });
+  await new Promise((resolve) => server.close(resolve));
+}
+
+/** The broker port a data directory's running broker was configured with, from its server.properties. */
+function configuredPort(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'server.properties');
+  if (!existsSync(file)) return undefined;
+  const match = /^listeners=PLAINTEXT:\/\/[^:]+:(\d+)/m.exec(readFileSync(file, 'utf8'));
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The cluster id a data directory was formatted with. */
+function formattedClusterId(logDir: string): string | undefined {
+  const file = path.join(logDir, 'meta.properties');
+  if (!existsSync(file)) return undefined;
+  return /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
+}
+
 /** A port nobody listens on now (for a broker of a test's own). */
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -143,14 +168,15 @@ function readPid(file: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-async function answersMetadata(brokers: string[], deadline: number, stillStarting: () => boolean): Promise<void> {
+/** Waits until the brokers answer a metadata request, and resolves with the cluster id they answer for. */
+async function answersMetadata(brokers: string[], deadline: number, stillStarting: () => boolean): Promise<string> {
   const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
   try {
     for (;;) {
       try {
         await admin.connect();
-        await admin.fetchTopicMetadata({ topics: [] });
-        return;
+        const { clusterId } = await admin.describeCluster();
+        return clusterId;
       } catch (error) {
         if (!stillStarting()) throw new Error('the broker exited while starting', { cause: error });
         if (Date.now() > deadline)
@@ -202,17 +228,50 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   const versionFile = path.join(dataDir, 'broker.version');
   const brokers = [`127.0.0.1:${options.port}`];
 
+  const logDir = path.join(dataDir, 'log');
+  const notOurs = (clusterId: string) =>
+    new Error(
+      `the broker answering on ${brokers[0]} is not the one of ${dataDir} (cluster id ${clusterId}, expected ` +
+        `${formattedClusterId(logDir)}): another checkout's broker? Stop it, or choose another KAFKA_PORT`,
+    );
+
   const running = readPid(pidFile);
   if (running !== undefined && isAlive(running)) {
-    await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => isAlive(running));
+    const runningPort = configuredPort(dataDir);
+    if (runningPort !== undefined && runningPort !== options.port) {
+      throw new Error(
+        `the Apache Kafka of ${dataDir} already runs on 127.0.0.1:${runningPort} (pid ${running}), not on port ${options.port}: ` +
+          `use KAFKA_PORT=${runningPort}, or stop it first (npm run kafka:down)`,
+      );
+    }
+    const clusterId = await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => isAlive(running));
+    if (clusterId !== formattedClusterId(logDir)) throw notOurs(clusterId);
     const version = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : KAFKA_VERSION;
     return handle(options, running, version, false);
+  }
+
+  // A port held by anything else (another checkout's broker, any server) is refused at once: a JVM
+  // started on it dies on "Address already in use" while the other answers in its place.
+  const controllerPort = options.controllerPort ?? options.port + 1;
+  for (const [port, role] of [
+    [options.port, 'broker'],
+    [controllerPort, 'controller'],
+  ] as const) {
+    try {
+      await assertPortBindable(port);
+    } catch (error) {
+      throw new Error(
+        `cannot start Apache Kafka: port ${port} (its ${role} port) is in use by another process (${(error as Error).message})`,
+        {
+          cause: error,
+        },
+      );
+    }
   }
 
   const dist = resolveKafkaJars();
   const classpath = path.join(dist, 'lib', '*');
   const log4j = `-Dlog4j.configuration=file:${path.join(KAFKA_DIR, 'log4j.properties')}`;
-  const logDir = path.join(dataDir, 'log');
   mkdirSync(logDir, { recursive: true });
   const propertiesFile = path.join(dataDir, 'server.properties');
   writeFileSync(propertiesFile, serverProperties(options, logDir));
@@ -264,7 +323,8 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   writeFileSync(versionFile, `${KAFKA_VERSION}\n`);
 
   try {
-    await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => !exited && isAlive(pid));
+    const clusterId = await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => !exited && isAlive(pid));
+    if (clusterId !== formattedClusterId(logDir)) throw notOurs(clusterId);
   } catch (error) {
     await stopPid(pid, pidFile);
     const tail = readFileSync(path.join(dataDir, 'broker.log'), 'utf8').trim().split('\n').slice(-5).join(' | ');

@@ -24,7 +24,7 @@ import {
   topicPrefix,
 } from '@fleet/shared';
 import { z } from 'zod';
-import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
 import { devCredential, repoRoot } from './dev-secret';
 import { serviceNodeArgs } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
@@ -106,7 +106,31 @@ async function provisionTopics(brokers: string[], prefix: string): Promise<void>
   }
 }
 
-async function waitForReady(port: number, isStopping: () => boolean): Promise<void> {
+/**
+ * The ports the services will listen on, checked before anything starts: a second `npm start`, or any
+ * server on PORT, is refused with one line instead of services crash-looping on EADDRINUSE while the
+ * launcher probes the other stack's gateway.
+ */
+async function assertServicePortsFree(config: z.output<typeof launcherEnv>): Promise<void> {
+  const ports: Array<[string, number]> = [
+    ['PORT', config.PORT],
+    ['TRIP_WRITER_METRICS_PORT', config.TRIP_WRITER_METRICS_PORT],
+    ['GROUP_WRITER_METRICS_PORT', config.GROUP_WRITER_METRICS_PORT],
+  ];
+  for (const [variable, port] of ports) {
+    if (port === 0) continue;
+    try {
+      // Every interface, as the services listen.
+      await assertPortBindable(port, '::');
+    } catch (error) {
+      throw new ConfigError(`${variable}=${port} is in use by another process (another stack?): ${(error as Error).message}`);
+    }
+  }
+}
+
+/** Probes the gateway this launcher started, once that process has said it listens. */
+async function waitForReady(port: number, gatewayStarted: Promise<void>, isStopping: () => boolean): Promise<void> {
+  await gatewayStarted;
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline && !isStopping()) {
     try {
@@ -137,6 +161,7 @@ function runOnce(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<
 async function main(): Promise<void> {
   const config = loadConfig(launcherEnv);
   const env: NodeJS.ProcessEnv = { ...process.env };
+  await assertServicePortsFree(config);
 
   const broker = await chooseBroker(config);
   env.KAFKA_BROKERS = broker.brokers.join(',');
@@ -185,6 +210,9 @@ async function main(): Promise<void> {
 
   const children = new Map<Service, ChildProcess>();
   let stopping = false;
+  let gatewayHasStarted = false;
+  let gatewayStarted!: () => void;
+  const firstGatewayStart = new Promise<void>((resolve) => (gatewayStarted = resolve));
   // Each service stops by its own deadline (the gateway's drains for REPLY_TIMEOUT_MS + 1 s); SIGKILL is
   // only for one that failed to.
   const stopGraceMs: Record<Service, number> = {
@@ -206,7 +234,7 @@ async function main(): Promise<void> {
       child.kill('SIGTERM');
     });
 
-  const stopAll = async (reason: string) => {
+  const stopAll = async (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'stopping the stack');
@@ -215,7 +243,7 @@ async function main(): Promise<void> {
     await Promise.all([stopChild('trip-writer'), stopChild('group-writer')]);
     await broker.stop();
     logger.info('stack stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
 
   const launch = (service: Service, crashes: number) => {
@@ -234,12 +262,28 @@ async function main(): Promise<void> {
       },
     );
     children.set(service, child);
+    child.on('message', (message: { event?: string }) => {
+      if (service !== 'gateway' || message.event !== 'started') return;
+      gatewayHasStarted = true;
+      gatewayStarted();
+    });
     child.once('exit', (code, signal) => {
       children.delete(service);
       if (stopping) return;
+      if (service === 'gateway' && !gatewayHasStarted) {
+        // A gateway that never started may have lost PORT to another process since the check: then no
+        // restart can help, and the stack says so rather than crash-looping.
+        void assertPortBindable(config.PORT, '::').catch((error: Error) => {
+          logger.fatal(`the gateway cannot listen: PORT=${config.PORT} is in use by another process (${error.message})`);
+          void stopAll('the gateway cannot listen', 1);
+        });
+      }
       const recent = Date.now() - startedAt < HEALTHY_RUN_MS ? crashes + 1 : 1;
       const pauseMs = Math.min(FIRST_RESTART_DELAY_MS * 2 ** (recent - 1), MAX_RESTART_DELAY_MS);
-      logger.error({ service, code, signal, restartInMs: pauseMs, crashes: recent }, `${service} exited unexpectedly; starting it again`);
+      logger.error(
+        { process: service, code, signal, restartInMs: pauseMs, crashes: recent },
+        `${service} exited unexpectedly; starting it again`,
+      );
       setTimeout(() => {
         if (!stopping) launch(service, recent);
       }, pauseMs);
@@ -249,7 +293,7 @@ async function main(): Promise<void> {
   for (const service of services) launch(service, 0);
   process.on('SIGINT', () => void stopAll('SIGINT'));
   process.on('SIGTERM', () => void stopAll('SIGTERM'));
-  await waitForReady(config.PORT, () => stopping);
+  await waitForReady(config.PORT, firstGatewayStart, () => stopping);
 }
 
 main().catch((error: Error) => {

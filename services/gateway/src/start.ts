@@ -1,5 +1,5 @@
-// Starts the gateway: connects PostgreSQL, Redis and Kafka (failing with one clear line when one is
-// unreachable), then serves HTTP. Returns a handle whose stop() shuts down in order.
+// Starts the gateway: connects PostgreSQL and Kafka (failing with one clear line when one is
+// unreachable) and Redis (a cache: without it the gateway starts degraded), then serves HTTP. Returns a handle whose stop() shuts down in order.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
@@ -181,14 +181,17 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   };
   try {
     await reach(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}`, () => pool.query('SELECT 1'));
-    await reach(`Redis is unreachable at ${redactUrl(config.REDIS_URL)}`, async () => {
-      try {
-        await Promise.all([redis.connect(), limitsRedis.connect()]);
-        await pingWithin(redis, REDIS_CONNECT_TIMEOUT_MS);
-      } catch (error) {
-        throw new Error(lastRedisError || (error as Error).message, { cause: error });
-      }
-    });
+    // Redis is a cache and the rate limits fail open: a gateway starts without it, serving category
+    // reads from PostgreSQL, and uses it as soon as it answers (the clients keep reconnecting).
+    try {
+      await Promise.all([redis.connect(), limitsRedis.connect()]);
+      await pingWithin(redis, REDIS_CONNECT_TIMEOUT_MS);
+    } catch (error) {
+      logger.warn(
+        { err: lastRedisError || (error as Error).message },
+        `Redis is unreachable at ${redactUrl(config.REDIS_URL)}: serving without it (category reads from PostgreSQL, rate limits open) until it answers`,
+      );
+    }
     await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => topicAdmin.connect());
     const missing = await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => missingTopics(topicAdmin, neededTopics));
     if (missing.length > 0) throw new StartupError(missingTopicsMessage(missing));
