@@ -11,6 +11,10 @@ export const errorCodes = {
   unsupportedMediaType: { code: 'E-V1/1-04', httpStatus: 415, message: 'Unsupported content type' },
   payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
   bodyTooSlow: { code: 'E-V1/1-08', httpStatus: 408, message: 'The request body arrived too slowly' },
+  transferCodingUnsupported: { code: 'E-V1/1-09', httpStatus: 501, message: 'Unsupported transfer coding' },
+  malformedHttp: { code: 'E-V1/1-10', httpStatus: 400, message: 'The request is not valid HTTP' },
+  headersTooLarge: { code: 'E-V1/1-11', httpStatus: 431, message: 'The request headers are too large' },
+  requestTimeout: { code: 'E-V1/1-12', httpStatus: 408, message: 'The request was not received in time' },
   idempotencyKeyReused: {
     code: 'E-V1/1-07',
     httpStatus: 422,

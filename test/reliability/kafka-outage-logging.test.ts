@@ -1,7 +1,9 @@
+// A clean first start on a fresh broker logs no error, though its group coordinator is still loading.
 // While Kafka is down, the clients of a process fail many times a second. The gateway logs the outage
-// once when it starts and once when it is over, not once per failure, and counts it on /metrics. The
-// broker is an Apache Kafka of this file's own, killed and started again on its data.
-import { closeDb, provisionedPrefix, baseEnv } from '../support/harness';
+// once when it starts and once when it is over, not once per failure, and counts it on /metrics; the 503s
+// it answers meanwhile are logged as a run, not a line each. The broker is an Apache Kafka of this file's
+// own, killed and started again on its data.
+import { buildTrip, closeDb, provisionedPrefix, baseEnv, postJson, signToken } from '../support/harness';
 import { provisionTopics } from '../support/kafka';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
@@ -10,18 +12,32 @@ import { waitUntil } from './fault-support';
 
 let broker: PrivateKafka;
 let gateway: ServiceProcess;
+let writer: ServiceProcess;
 
 beforeAll(async () => {
   broker = await startPrivateKafka();
   const prefix = await provisionedPrefix('outage-logging');
   await provisionTopics(prefix, broker.brokers);
-  gateway = await spawnService('gateway', baseEnv(prefix, { KAFKA_BROKERS: broker.brokers.join(','), LOG_LEVEL: 'info' }));
+  const env = baseEnv(prefix, { KAFKA_BROKERS: broker.brokers.join(','), LOG_LEVEL: 'info' });
+  [gateway, writer] = await Promise.all([spawnService('gateway', env), spawnService('trip-writer', env)]);
 }, 150_000);
 afterAll(async () => {
   await stopAllServices();
   await broker?.stop();
   await closeDb();
 });
+
+test('a clean first start on a fresh broker logs no error line, in the gateway or the writer', async () => {
+  const token = await signToken();
+  await waitUntil(
+    async () =>
+      (await postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: `Bearer ${token}` })).status === 200,
+    'a first trip create answered 200',
+    60_000,
+    200,
+  );
+  expect([...gateway.logs, ...writer.logs].filter((line) => line.level >= 50)).toEqual([]);
+}, 90_000);
 
 test('a broker down for several seconds: one error line when the outage starts, one line when it is over, and a count', async () => {
   const metric = async (name: string) => (await scrape(`${gateway.url}/metrics`)).value(name);
@@ -32,8 +48,23 @@ test('a broker down for several seconds: one error line when the outage starts, 
 
   broker.kill();
   const killedAt = Date.now();
-  // Long enough for every client of the gateway to fail again and again.
-  await waitUntil(() => Date.now() - killedAt > 8000, 'eight seconds of outage', 20_000, 500);
+  // Long enough for every client of the gateway to fail again and again, with writes answered 503 meanwhile.
+  const token = await signToken();
+  let unavailable = 0;
+  await waitUntil(
+    async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: `Bearer ${token}` }),
+        ),
+      );
+      unavailable += answers.filter((answer) => answer.status === 503).length;
+      return Date.now() - killedAt > 8000;
+    },
+    'eight seconds of outage',
+    60_000,
+    500,
+  );
   await broker.restart();
   const during = () => gateway.logs.slice(linesBefore);
   await waitUntil(
@@ -53,4 +84,18 @@ test('a broker down for several seconds: one error line when the outage starts, 
   expect((await metric('fleet_kafka_client_outages_total')) - outagesBefore).toBe(1);
   expect(await metric('fleet_kafka_client_outage_active')).toBe(0);
   expect(clientFailures.length).toBe(0); // at LOG_LEVEL info the repeated failures are not written at all
+
+  // Many 503s, each code's run logged once when it starts, counted while it lasts, closed when it stops.
+  expect(unavailable).toBeGreaterThanOrEqual(50);
+  const runStarts = during().filter((line) => line.level === 40 && /\(answering 503 E-S1\/1-0\d; counted until it stops\)$/.test(line.msg));
+  const perRequest = during().filter((line) => line.level === 40 && line.msg.endsWith('retry later'));
+  expect(perRequest).toEqual([]);
+  expect(runStarts.length).toBeGreaterThanOrEqual(1);
+  expect(new Set(runStarts.map((line) => line.code)).size).toBe(runStarts.length);
+  await waitUntil(
+    () => during().filter((line) => line.msg.endsWith('no longer answered; the run of them is over')).length === runStarts.length,
+    'every run of 503s to be closed',
+    30_000,
+    200,
+  );
 }, 120_000);

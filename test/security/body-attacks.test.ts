@@ -4,6 +4,7 @@
 // or stored exactly as meant; none is a 500, and the process is left unharmed.
 // (A plain JSON body over 1 MiB and 10,001 vehicle ids are in test/write-path.)
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
+import { rawExchange } from './raw-http';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { buildGroup, buildTrip, closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
 
@@ -429,5 +430,61 @@ describe('answers that could be made huge', () => {
       'longitude',
       'speed',
     ]);
+  });
+});
+
+describe('requests Node’s HTTP parser refuses, and transfer codings', () => {
+  const head = (extra: string) => `POST ${TRIP_PATH} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n${extra}`;
+
+  test.each([
+    ['both Content-Length and Transfer-Encoding', head('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}')],
+    ['a repeated Content-Length', head('Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}')],
+    ['a NUL in a header', head('X-Bad: a\u0000b\r\nContent-Length: 2\r\n\r\n{}')],
+    ['a bare LF ending a header', head('X-Bad: a\nContent-Length: 2\r\n\r\n{}')],
+  ])('%s is answered 400 with the JSON error body, and the connection closed', async (_label, request) => {
+    const answer = await rawExchange(stack.gateway.port, request);
+    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(JSON.parse(answer.body)).toEqual({ code: 'E-V1/1-10', message: 'The request is not valid HTTP' });
+  });
+
+  test('a request head over 16 KiB is answered 431 with the JSON error body', async () => {
+    const answer = await rawExchange(stack.gateway.port, head(`X-Big: ${'a'.repeat(17 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`));
+    expect(answer.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(JSON.parse(answer.body)).toEqual({ code: 'E-V1/1-11', message: 'The request headers are too large' });
+  });
+
+  test.each(['gzip, chunked', 'identity', 'deflate'])(
+    'Transfer-Encoding "%s" with a plain body is refused 501 with a JSON body, and nothing is stored',
+    async (coding) => {
+      const trip = buildTrip();
+      const body = JSON.stringify(trip);
+      const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const answer = await rawExchange(
+        stack.gateway.port,
+        head(`Authorization: ${auth}\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${chunked}`),
+      );
+      expect(answer.statusLine).toBe('HTTP/1.1 501 Not Implemented');
+      expect(JSON.parse(answer.body)).toEqual({
+        code: 'E-V1/1-09',
+        message: 'Unsupported transfer coding',
+        detail: 'the only transfer coding accepted is chunked alone',
+      });
+      expect(await tripRows(trip.imei)).toEqual([]);
+    },
+  );
+
+  test('Transfer-Encoding "chunked" alone is read and stored as before', async () => {
+    const trip = buildTrip();
+    const body = JSON.stringify(trip);
+    const answer = await rawExchange(
+      stack.gateway.port,
+      head(
+        `Authorization: ${auth}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      ),
+    );
+    expect(answer.statusLine).toBe('HTTP/1.1 200 OK');
+    expect(await tripRows(trip.imei)).toHaveLength(1);
   });
 });

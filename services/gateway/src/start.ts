@@ -26,6 +26,7 @@ import { createCategoryReader } from './categories/get-category';
 import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
+import { answerClientError } from './http/client-errors';
 import { createPositionReader } from './positions/read-positions';
 import { createWriteLimits } from './rate-limits/write-limits';
 import { createGatewayMetrics } from './metrics';
@@ -272,6 +273,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     },
     listener,
   );
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);

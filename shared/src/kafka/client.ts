@@ -16,6 +16,15 @@ const CONNECTION_TIMEOUT_MS = 3000;
 /** A stalled broker must not hold a request longer than this. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
+/**
+ * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a
+ * partition between leaders): kafkajs retries them, and they come at every clean start of a fresh
+ * broker. They say nothing is wrong, so they open no outage; a broker that is really away fails the
+ * connection instead.
+ */
+const SETTLING =
+  /coordinator is loading|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition/i;
+
 function toPino(logger: Logger, outage: ClientOutage) {
   return () =>
     ({ level, log }: LogEntry) => {
@@ -23,7 +32,8 @@ function toPino(logger: Logger, outage: ClientOutage) {
       // Producers bound their own retries (a request waiting on Kafka is answered 503 in bounded time);
       // kafkajs warns about that on every idempotent producer it builds, which would say nothing new.
       if (message.startsWith('Limiting retries for the idempotent producer')) return logger.debug(extra, `kafka: ${message}`);
-      if (level <= KafkaLogLevel.ERROR) outage.error(extra, message);
+      if (level <= KafkaLogLevel.ERROR && SETTLING.test(String(extra.error ?? ''))) logger.debug(extra, `kafka: ${message}`);
+      else if (level <= KafkaLogLevel.ERROR) outage.error(extra, message);
       else if (level === KafkaLogLevel.WARN) logger.warn(extra, `kafka: ${message}`);
       else logger.debug(extra, `kafka: ${message}`);
     };

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { createLogger } from '@fleet/shared';
-import { errorHandler } from '../http/error-handler';
+import { answerError, errorHandler } from '../http/error-handler';
 import { requireScope, scopesOf, verifiedTokenOf, type Scope } from './require-scope';
 import { createTokenVerifier } from './token-verifier';
 
@@ -24,7 +24,7 @@ async function serve(scope: Scope, requiredScopes: boolean) {
   app.get('/read', requireScope(scope, { tokens, requiredScopes }), (_req, res) => {
     res.json({ sub: verifiedTokenOf(res).claims.sub });
   });
-  app.use(errorHandler(createLogger('test', 'silent')));
+  app.use(errorHandler(answerError(createLogger('test', 'silent'))));
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/read`;

@@ -7,6 +7,7 @@ import helmet from 'helmet';
 import type { Logger } from '@fleet/shared';
 import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from '../categories/category-routes';
 import type { GatewayMetrics } from '../metrics';
+import { refuseTransferCodings } from './client-errors';
 import { directListener } from './direct-routes';
 import { answerError, errorHandler, notFound } from './error-handler';
 import { addHealthRoutes, type HealthDeps } from './health-routes';
@@ -44,6 +45,7 @@ export function createHttp(deps: AppDeps): Http {
     helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }),
     assignRequestId,
     observeRequests(deps.metrics, deps.logger),
+    refuseTransferCodings,
   ];
   const writes = writeHandlers(deps.writes);
   const tripBatch = tripBatchHandler(deps.writes);
@@ -62,13 +64,15 @@ export function createHttp(deps: AppDeps): Http {
   addHealthRoutes(app, deps.health);
   addOperationsRoutes(app, deps.metrics.registry);
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  // One answerer for both paths, so a run of 503s is logged once whichever path answered them.
+  const answer = answerError(deps.logger);
+  app.use(errorHandler(answer));
 
   const listener = directListener({
     app,
     routes: { categoryRead: keyedCategoryRead(deps.categories), ...writes, tripBatch, ...checkedPositionReads(deps.positions) },
     front,
-    answerError: answerError(deps.logger),
+    answerError: answer,
   });
   return { app, listener };
 }

@@ -5,6 +5,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type Logger } from '@fleet/shared';
 import { pathOf, type Answer } from './route-handler';
 import { sendJson } from './send-json';
+import { createUnavailableLog } from './unavailable-log';
 
 interface BodyParserError {
   type?: string;
@@ -50,14 +51,18 @@ export const notFound: RequestHandler = (_req, res) => {
   sendError(res, new AppError({ kind: 'routeNotFound' }));
 };
 
-/** Answers an error not yet answered: the client's own fault by its status, anything else a logged 500. */
+/**
+ * Answers an error not yet answered: the client's own fault by its status, anything else a logged 500.
+ * 503s are logged as runs (unavailable-log.ts), not one line each.
+ */
 export function answerError(logger: Logger): (error: unknown, req: IncomingMessage, res: Answer) => void {
+  const unavailable = createUnavailableLog(logger);
   return (error, req, res) => {
     const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
     if (known) {
-      if (known.httpStatus >= 500) {
-        logger.warn({ requestId: res.locals.requestId, code: known.code, detail: known.detail, path: pathOf(req) }, known.message);
-      }
+      const context = { requestId: res.locals.requestId, detail: known.detail, path: pathOf(req) };
+      if (known.httpStatus === 503) unavailable.answered(known.code, known.message, context);
+      else if (known.httpStatus >= 500) logger.warn({ code: known.code, ...context }, known.message);
       return sendError(res, known);
     }
     logger.error({ requestId: res.locals.requestId, err: error, method: req.method, path: pathOf(req) }, 'unhandled error');
@@ -65,8 +70,8 @@ export function answerError(logger: Logger): (error: unknown, req: IncomingMessa
   };
 }
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  const answer = answerError(logger);
+/** express's error middleware, answering through the gateway's one answerError (shared with the direct routes). */
+export function errorHandler(answer: ReturnType<typeof answerError>): ErrorRequestHandler {
   // With the answer begun, express's final handler closes the connection: the client sees it cut short.
   return (error, req, res, next) => (res.headersSent ? next(error) : answer(error, req, res));
 }
