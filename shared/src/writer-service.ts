@@ -28,9 +28,10 @@ export const writerEnv = z.object({
   WRITER_GROUP_ID: optionalString,
   /**
    * How long the group waits for a silent writer before handing its partitions to the others, i.e. how
-   * long a crashed writer's partitions stand still. Brokers refuse less than 6 s by default.
+   * long a crashed writer's partitions stand still and its devices' writes go unconfirmed. The broker's
+   * minimum (6 s) by default, with a heartbeat every 2 s (docs/adr/0008-writer-session-timeout.md).
    */
-  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().check(integer()).min(6000).max(300_000).default(30_000),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().check(integer()).min(6000).max(300_000).default(6000),
   /** Where GET /metrics is served; 0 picks a free port (tests). */
   METRICS_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(9464),
 });

@@ -51,8 +51,6 @@ function launcherEnv(prefix: string): NodeJS.ProcessEnv {
     API_KEYS: TEST_API_KEY,
     LOG_LEVEL: 'info',
     NODE_ENV: 'production',
-    // A killed writer's partitions wait out its session before the new one gets them.
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
   };
 }
 

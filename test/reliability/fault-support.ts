@@ -36,6 +36,8 @@ export interface ProcessStackOptions {
   env?: Record<string, string>;
   /** For the trip-writers alone, over `env`. */
   writerEnv?: Record<string, string>;
+  /** Leaves the consumer session at its deployed default instead of the broker's minimum. */
+  deployedDefaults?: boolean;
   tripWriters?: number;
   groupWriters?: number;
 }
@@ -47,7 +49,7 @@ export async function startProcessStack(label: string, options: ProcessStackOpti
     LOG_LEVEL: 'info',
     // A killed writer's partitions stand still until the broker ends its session; the broker's minimum
     // keeps that to seconds, well inside the 30 s in which the stack must serve again after a fault.
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    ...(options.deployedDefaults ? {} : { KAFKA_SESSION_TIMEOUT_MS: '6000' }),
     ...options.env,
   });
   await provisionTopics(prefix, env.KAFKA_BROKERS!.split(','));
@@ -345,6 +347,8 @@ export interface Figures {
   unavailableCodes: Record<string, number>;
   /** Over every attempt, first or retried: answers neither 200 nor a JSON 503, and requests that got no answer. */
   otherStatus: number;
+  /** The other answers by status and code, to tell what they were. */
+  otherStatuses: Record<string, number>;
   networkErrors: number;
   /** The network errors by their failure, so that a run that had some says what they were. */
   networkFailures: Record<string, number>;
@@ -382,15 +386,21 @@ function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'du
     if (attempt.status === 503) unavailableCodes[attempt.code ?? 'none'] = (unavailableCodes[attempt.code ?? 'none'] ?? 0) + 1;
   }
   const latencies = first.map((attempt) => attempt.ms).sort((a, b) => a - b);
+  const other = every.filter(
+    (attempt) => attempt.status !== 'network-error' && attempt.status !== 200 && !(attempt.status === 503 && attempt.json && attempt.code),
+  );
   return {
     sent: posts.length,
     ok: first.filter((attempt) => attempt.status === 200).length,
     unavailable: first.filter((attempt) => attempt.status === 503).length,
     unavailableCodes,
-    otherStatus: every.filter(
-      (attempt) =>
-        attempt.status !== 'network-error' && attempt.status !== 200 && !(attempt.status === 503 && attempt.json && attempt.code),
-    ).length,
+    otherStatus: other.length,
+    otherStatuses: Object.fromEntries(
+      [...new Set(other.map((attempt) => `${attempt.status} ${attempt.code ?? ''}`.trim()))].map((key) => [
+        key,
+        other.filter((attempt) => `${attempt.status} ${attempt.code ?? ''}`.trim() === key).length,
+      ]),
+    ),
     networkErrors: every.filter((attempt) => attempt.status === 'network-error').length,
     networkFailures,
     retries: every.length - first.length,
