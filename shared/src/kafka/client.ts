@@ -18,12 +18,12 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a
- * partition between leaders): kafkajs retries them, and they come at every clean start of a fresh
- * broker. They say nothing is wrong, so they open no outage; a broker that is really away fails the
+ * partition between leaders, a group rebalancing as members come and go): kafkajs retries or rejoins,
+ * and they come at every clean start of a fresh broker and every scale-out. They say nothing is wrong, so they open no outage; a broker that is really away fails the
  * connection instead.
  */
 const SETTLING =
-  /coordinator is loading|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition/i;
+  /coordinator is loading|group is rebalancing|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition/i;
 
 function toPino(logger: Logger, outage: ClientOutage) {
   return () =>
