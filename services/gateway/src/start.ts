@@ -7,7 +7,6 @@ import bytes from 'bytes';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import {
-  CommandBus,
   commandDrainMs,
   createKafka,
   createKafkaOutageMetrics,
@@ -29,6 +28,7 @@ import { createBodyBudget } from './http/body-budget';
 import { answerClientError } from './http/client-errors';
 import { createPositionReader } from './positions/read-positions';
 import { createWriteLimits } from './rate-limits/write-limits';
+import { CommandBus } from './kafka/command-bus';
 import { createGatewayMetrics } from './metrics';
 import { tripRequestSchema } from './trip-locations/trip-request';
 

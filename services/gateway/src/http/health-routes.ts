@@ -4,7 +4,8 @@
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { missingTopicsMessage, type CommandBus } from '@fleet/shared';
+import { missingTopicsMessage } from '@fleet/shared';
+import type { CommandBus } from '../kafka/command-bus';
 
 export interface HealthDeps {
   pool: Pool;

@@ -1,7 +1,8 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
 // row is committed. Keyed by IMEI so each device's positions stay in order on one partition. A token
 // restricted to one device writes only that device's positions.
-import { AppError, type CommandBus, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import type { CommandBus } from '../kafka/command-bus';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripRequestSchema } from './trip-request';

@@ -3,13 +3,18 @@
 // skipped by correlation id. A message is either a reply probe (see reply-path-probe.ts) or an array of
 // addressed replies, each holding one reply or, for a list of commands, a list of them.
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { AppError } from '../errors';
-import type { Logger } from '../logger';
-import { commandRepliesSchema, commandReplySchema } from '../schemas/reply.schema';
-import { consumerConfig, type KafkaClientSettings } from './client';
+import {
+  AppError,
+  commandRepliesSchema,
+  commandReplySchema,
+  consumerConfig,
+  superviseConsumer,
+  headers,
+  type Logger,
+  type KafkaClientSettings,
+  type SupervisedConsumer,
+} from '@fleet/shared';
 import type { PendingReplies } from './pending-replies';
-import { superviseConsumer, type SupervisedConsumer } from './supervised-consumer';
-import { headers } from './topics';
 
 /** Marks a reply-path probe; its correlation id names the probe. */
 export const PROBE_HEADER = 'reply-probe';

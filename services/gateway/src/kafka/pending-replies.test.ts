@@ -1,5 +1,4 @@
-import { AppError } from '../errors';
-import type { CommandReply } from '../schemas/reply.schema';
+import { AppError, type CommandReply } from '@fleet/shared';
 import { PendingReplies } from './pending-replies';
 
 const stored: CommandReply = { ok: true, id: 7, information: 'stored', duplicate: false };

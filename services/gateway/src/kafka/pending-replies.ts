@@ -2,8 +2,7 @@
 // replies for a list of commands), by a failure to publish it, or by a 503 once it has waited
 // replyTimeoutMs, whichever comes first.
 import { EventEmitter, once } from 'node:events';
-import { AppError } from '../errors';
-import type { CommandReply } from '../schemas/reply.schema';
+import { AppError, type CommandReply } from '@fleet/shared';
 
 export interface PendingRepliesOptions {
   /** How long a request waits for its reply before answering 503. */

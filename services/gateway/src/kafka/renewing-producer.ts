@@ -4,7 +4,7 @@
 // readiness says Kafka is back while every write is answered 503. A new producer gets a new producer id
 // and starts its sequences afresh.
 import type { Kafka, Producer, ProducerConfig, TopicMessages } from 'kafkajs';
-import type { Logger } from '../logger';
+import type { Logger } from '@fleet/shared';
 
 /** True when kafkajs reports, directly or as the cause of its retries, that the broker refused a sequence. */
 export function lostSequence(error: unknown): boolean {

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Producer } from 'kafkajs';
+import { headers } from '@fleet/shared';
 import { PROBE_HEADER } from './reply-listener';
-import { headers } from './topics';
 
 /** How long one round of probes may take to come back before another is sent. */
 const PROBE_ROUND_MS = 2000;

@@ -4,17 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import type { Admin, Kafka } from 'kafkajs';
-import { AppError } from '../errors';
-import type { Logger } from '../logger';
-import type { CommandReply } from '../schemas/reply.schema';
+import { AppError, headers, producerConfig, type CommandReply, type KafkaClientSettings, type Logger, type Topics } from '@fleet/shared';
 import { BatchingPublisher } from './batching-publisher';
 import { BrokerHealth } from './broker-health';
-import { producerConfig, type KafkaClientSettings } from './client';
 import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
 import { RenewingProducer } from './renewing-producer';
 import { ReplyPathProbe } from './reply-path-probe';
-import { headers, type Topics } from './topics';
 
 export interface CommandBusOptions {
   kafka: Kafka;
