@@ -93,6 +93,26 @@ describe('deploy/docker/Dockerfile', () => {
     ).not.toContain('.');
   });
 
+  test('each patched dependency is pinned to the patched version in every workspace that names it, and a patch that does not apply fails the build', () => {
+    const patches = readdirSync(path.join(repoRoot, 'patches')).map((file) => /^(.+)\+([^+]+)\.patch$/.exec(file)!);
+    expect(patches.length).toBeGreaterThan(0);
+    for (const [, name, version] of patches) {
+      const specs = ['', ...workspaces]
+        .map(
+          (workspace) =>
+            JSON.parse(readRepoFile(path.join(workspace, 'package.json'))) as Record<string, Record<string, string> | undefined>,
+        )
+        .flatMap((manifest) => [manifest.dependencies?.[name!], manifest.devDependencies?.[name!]])
+        .filter((spec): spec is string => spec !== undefined);
+      expect(specs.length).toBeGreaterThan(0);
+      expect(new Set(specs)).toEqual(new Set([version]));
+    }
+    expect(indexOfRun(buildStage, /^npx patch-package --error-on-fail$/)).toBeGreaterThan(indexOfRun(buildStage, /^npm ci\b/));
+    expect((JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts.postinstall).toBe(
+      'patch-package --error-on-fail',
+    );
+  });
+
   test('every service entry point and the migration CLI are compiled into the runtime stage', () => {
     const copiedDirs = copies(runtimeStage)
       .filter((copy) => copy.from !== undefined)
