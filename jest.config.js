@@ -1,19 +1,27 @@
-// One jest run over every workspace: unit tests next to the code, component and end-to-end tests in test/.
-/** @type {import('jest').Config} */
-module.exports = {
+// One jest configuration over every workspace, in three projects:
+// - unit: the tests next to the code, the bench's pure parts and the deployment files' checks. No
+//   servers and no build: `npm run test:unit` is the fast inner loop.
+// - component: the tests in test/ that run services in-process or as processes against the run's real
+//   PostgreSQL, Redis and Kafka, which the global setup provides (after building the services).
+// - heavy: the suites with a broker or a whole stack of their own (the fault tests, the launcher, the
+//   bench harness). `npm test` runs them after the others, one file at a time (--runInBand), so that two
+//   JVM brokers and two stacks never compete for a 2-core machine.
+const transform = {
+  // Transpile only: types are checked by `tsc -p tsconfig.test.json` before jest runs. jose ships as ES
+  // modules only, which Node requires natively but jest's module system does not, so it is transpiled
+  // to CommonJS as well.
+  '^.+\\.[tj]s$': [
+    'ts-jest',
+    {
+      diagnostics: false,
+      tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true, isolatedModules: true, sourceMap: true, allowJs: true },
+    },
+  ],
+};
+
+const common = {
   testEnvironment: 'node',
-  transform: {
-    // Transpile only: types are checked by `tsc -p tsconfig.test.json` before jest runs. jose ships as ES
-    // modules only, which Node requires natively but jest's module system does not, so it is transpiled
-    // to CommonJS as well.
-    '^.+\\.[tj]s$': [
-      'ts-jest',
-      {
-        diagnostics: false,
-        tsconfig: { module: 'commonjs', target: 'es2022', esModuleInterop: true, isolatedModules: true, sourceMap: true, allowJs: true },
-      },
-    ],
-  },
+  transform,
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: {
     '^@fleet/shared$': '<rootDir>/shared/src/index.ts',
@@ -21,11 +29,53 @@ module.exports = {
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',
   },
-  testMatch: ['<rootDir>/{shared,services,test,deploy,bench}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};
+
+const withServers = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+/** Suites that start a broker or a stack of their own. */
+const heavy = [
+  '<rootDir>/test/reliability/**/*.test.ts',
+  '<rootDir>/test/observability/launcher.test.ts',
+  '<rootDir>/test/observability/kafka-cli.test.ts',
+  '<rootDir>/bench/src/bench.test.ts',
+];
+
+/** @type {import('jest').Config} */
+module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/{shared,services,deploy}/**/*.test.ts',
+        '<rootDir>/bench/src/*.test.ts',
+        '<rootDir>/test/deploy/**/*.test.ts',
+        '<rootDir>/test/support/*.test.ts',
+      ],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '<rootDir>/bench/src/bench.test.ts'],
+    },
+    {
+      ...common,
+      ...withServers,
+      displayName: 'component',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: [
+        ...common.testPathIgnorePatterns,
+        '<rootDir>/test/deploy/',
+        '<rootDir>/test/support/',
+        '<rootDir>/test/reliability/',
+        '<rootDir>/test/observability/launcher.test.ts',
+        '<rootDir>/test/observability/kafka-cli.test.ts',
+      ],
+    },
+    { ...common, ...withServers, displayName: 'heavy', testMatch: heavy },
+  ],
 };

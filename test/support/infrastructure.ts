@@ -1,7 +1,7 @@
 // Where the test run finds PostgreSQL, Redis and Kafka, in this order: addresses from the TEST_*
 // variables; containers through testcontainers where a Docker engine answers; the machine's own
 // PostgreSQL and Redis with a local Apache Kafka of this run's own (Java and Maven); librdkafka's mock
-// cluster from kcat only where Java is missing. Every path is a real server.
+// cluster from kcat only where Java is missing, and never under CI=true. Every path is a real server.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -82,8 +82,19 @@ async function localApacheKafka(): Promise<{ brokers: string[]; description: str
   };
 }
 
-export async function provideInfrastructure(): Promise<Infrastructure> {
-  const env = process.env;
+/** What the machine offers, asked in this order; a test hands its own answers. */
+export interface MachineProbes {
+  docker: () => boolean;
+  java: () => boolean;
+  kcat: () => boolean;
+}
+
+const machine: MachineProbes = { docker: dockerAnswers, java: javaToolsPresent, kcat: kcatAvailable };
+
+export async function provideInfrastructure(
+  env: NodeJS.ProcessEnv = process.env,
+  probes: MachineProbes = machine,
+): Promise<Infrastructure> {
   if (env.TEST_DATABASE_URL && env.TEST_REDIS_URL && env.TEST_KAFKA_BROKERS) {
     return {
       postgresUrl: env.TEST_DATABASE_URL,
@@ -95,12 +106,12 @@ export async function provideInfrastructure(): Promise<Infrastructure> {
       stop: async () => undefined,
     };
   }
-  if (dockerAnswers()) return fromContainers();
+  if (probes.docker()) return fromContainers();
   const local = {
     postgresUrl: env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
     redisUrl: env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
-  if (javaToolsPresent()) {
+  if (probes.java()) {
     const kafka = await localApacheKafka();
     return {
       ...local,
@@ -111,7 +122,11 @@ export async function provideInfrastructure(): Promise<Infrastructure> {
       stop: () => kafka.stop(),
     };
   }
-  if (!kcatAvailable()) throw new Error('no Kafka for the tests: install Java 17+ and Maven (Apache Kafka), or kcat (a mock cluster)');
+  // CI must prove the product on Apache Kafka: a run that fell back to the mock would pass quietly.
+  if (env.CI === 'true') {
+    throw new Error('CI=true: the tests run on Apache Kafka, and Java 17+ or Maven is missing; the kcat mock is refused under CI');
+  }
+  if (!probes.kcat()) throw new Error('no Kafka for the tests: install Java 17+ and Maven (Apache Kafka), or kcat (a mock cluster)');
   const mock = await startMockKafka();
   return {
     ...local,
