@@ -1,4 +1,5 @@
-// Lint for every workspace: ESLint's and typescript-eslint's recommended rules. Formatting is Prettier's
+// Lint for every workspace: ESLint's and typescript-eslint's recommended rules, and on TypeScript the
+// type-aware rules that catch a promise nobody waits for or handles. Formatting is Prettier's
 // (.prettierrc.json), so no stylistic rule is enabled here.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -14,6 +15,26 @@ export default tseslint.config(
     rules: {
       // Unused arguments and catch bindings named with a leading underscore are deliberate.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Each TypeScript file is read with the program it is compiled in: the workspaces' own, or the tests'.
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        project: [
+          './tsconfig.test.json',
+          './shared/tsconfig.json',
+          './services/*/tsconfig.json',
+          './deploy/local/tsconfig.json',
+          './bench/tsconfig.json',
+        ],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {
