@@ -40,7 +40,8 @@ function trickle(head: string, trickle: string): Promise<Trickled> {
       closed = true;
       resolve({ answer, closedByGateway: true });
     });
-    socket.once('connect', async () => {
+    // The client's own pace: a byte a second, for as long as the gateway lets it.
+    const sendSlowly = async () => {
       socket.write(head, 'latin1');
       for (const byte of trickle.slice(0, MAX_TRICKLED_BYTES)) {
         await sleep(1000);
@@ -51,7 +52,8 @@ function trickle(head: string, trickle: string): Promise<Trickled> {
       if (closed) return;
       socket.destroy();
       resolve({ answer, closedByGateway: false });
-    });
+    };
+    socket.once('connect', () => void sendSlowly());
   });
 }
 
@@ -120,7 +122,7 @@ describe('slow bodies with a valid token', () => {
         closed = true;
         resolve({ answer, closedByGateway: true });
       });
-      socket.once('connect', async () => {
+      const sendSlowly = async () => {
         socket.write(
           'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n' +
             `Authorization: Bearer ${token}\r\nContent-Length: 1048576\r\n\r\n[`,
@@ -134,7 +136,8 @@ describe('slow bodies with a valid token', () => {
         if (closed) return;
         socket.destroy();
         resolve({ answer, closedByGateway: false });
-      });
+      };
+      socket.once('connect', () => void sendSlowly());
     });
     return { firstByteSent: sent, outcome };
   }

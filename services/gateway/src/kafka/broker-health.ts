@@ -51,18 +51,18 @@ export class BrokerHealth {
     clearTimeout(this.timer);
     if (this.stopped) return;
     const { intervalMs } = this.options;
-    this.timer = setTimeout(
-      async () => {
-        try {
-          await this.options.check();
-          this.markUp();
-        } catch (error) {
-          this.markDown(error);
-        }
-        this.schedule();
-      },
-      this.isUp() ? intervalMs : Math.min(intervalMs, DOWN_CHECK_INTERVAL_MS),
-    );
+    this.timer = setTimeout(() => void this.checkNow(), this.isUp() ? intervalMs : Math.min(intervalMs, DOWN_CHECK_INTERVAL_MS));
     this.timer.unref();
+  }
+
+  /** One check, then the next one scheduled; never rejects. */
+  private async checkNow(): Promise<void> {
+    try {
+      await this.options.check();
+      this.markUp();
+    } catch (error) {
+      this.markDown(error);
+    }
+    this.schedule();
   }
 }

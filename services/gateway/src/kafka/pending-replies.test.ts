@@ -93,7 +93,7 @@ describe('PendingReplies', () => {
   it('keeps no timer running while nothing waits', async () => {
     const { pending } = table();
     expect(jest.getTimerCount()).toBe(0);
-    pending.add('a');
+    void pending.add('a');
     expect(jest.getTimerCount()).toBe(1);
     pending.reply('a', { reply: stored });
     expect(jest.getTimerCount()).toBe(0);
@@ -101,7 +101,7 @@ describe('PendingReplies', () => {
 
   it('drained() resolves once the last request is answered', async () => {
     const { pending } = table(60_000);
-    pending.add('a');
+    void pending.add('a');
     let drained = false;
     const waiting = pending.drained(10_000).then(() => (drained = true));
     await Promise.resolve();
