@@ -1,40 +1,63 @@
 // The error vocabulary of the service. A code is the wire identifier clients and operators see; it
-// crosses process boundaries (writer replies carry the code, never a class name).
+// crosses process boundaries (writer replies carry the code, never a class name). Each error belongs to
+// a category that says what a caller can do about it; which HTTP status a category is answered with is
+// the HTTP layer's business (services/gateway/src/http/error-handler.ts), never a use case's.
+export type ErrorCategory =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'notFound'
+  | 'methodNotAllowed'
+  | 'timedOut'
+  | 'tooLarge'
+  | 'unsupported'
+  | 'unprocessable'
+  | 'rateLimited'
+  | 'headersTooLarge'
+  | 'internal'
+  | 'notImplemented'
+  /** The service cannot do it now; a retry later may pass and never duplicates. */
+  | 'unavailable';
+
 export const errorCodes = {
-  tokenRequired: { code: 'E-G1/1-01', httpStatus: 401, message: 'Authentication token is required' },
-  scopeMissing: { code: 'E-G1/1-02', httpStatus: 403, message: 'The token does not grant this operation' },
-  deviceForbidden: { code: 'E-G1/1-03', httpStatus: 403, message: 'The token may only write positions of its own device' },
-  tokenInvalid: { code: 'E-V1/1-03', httpStatus: 400, message: 'An error occurred while executing the query' },
-  validationFailed: { code: 'E-V1/1-01', httpStatus: 400, message: 'The request body is invalid' },
-  malformedBody: { code: 'E-V1/1-02', httpStatus: 400, message: 'The request body could not be parsed' },
-  parameterInvalid: { code: 'E-V1/1-06', httpStatus: 400, message: 'A request parameter is invalid' },
-  unsupportedMediaType: { code: 'E-V1/1-04', httpStatus: 415, message: 'Unsupported content type' },
-  payloadTooLarge: { code: 'E-V1/1-05', httpStatus: 413, message: 'The request body is too large' },
-  bodyTooSlow: { code: 'E-V1/1-08', httpStatus: 408, message: 'The request body arrived too slowly' },
-  transferCodingUnsupported: { code: 'E-V1/1-09', httpStatus: 501, message: 'Unsupported transfer coding' },
-  malformedHttp: { code: 'E-V1/1-10', httpStatus: 400, message: 'The request is not valid HTTP' },
-  headersTooLarge: { code: 'E-V1/1-11', httpStatus: 431, message: 'The request headers are too large' },
-  requestTimeout: { code: 'E-V1/1-12', httpStatus: 408, message: 'The request was not received in time' },
+  tokenRequired: { code: 'E-G1/1-01', category: 'unauthenticated', message: 'Authentication token is required' },
+  scopeMissing: { code: 'E-G1/1-02', category: 'forbidden', message: 'The token does not grant this operation' },
+  deviceForbidden: { code: 'E-G1/1-03', category: 'forbidden', message: 'The token may only write positions of its own device' },
+  tokenInvalid: { code: 'E-V1/1-03', category: 'invalid', message: 'An error occurred while executing the query' },
+  validationFailed: { code: 'E-V1/1-01', category: 'invalid', message: 'The request body is invalid' },
+  malformedBody: { code: 'E-V1/1-02', category: 'invalid', message: 'The request body could not be parsed' },
+  parameterInvalid: { code: 'E-V1/1-06', category: 'invalid', message: 'A request parameter is invalid' },
+  unsupportedMediaType: { code: 'E-V1/1-04', category: 'unsupported', message: 'Unsupported content type' },
+  payloadTooLarge: { code: 'E-V1/1-05', category: 'tooLarge', message: 'The request body is too large' },
+  bodyTooSlow: { code: 'E-V1/1-08', category: 'timedOut', message: 'The request body arrived too slowly' },
+  transferCodingUnsupported: { code: 'E-V1/1-09', category: 'notImplemented', message: 'Unsupported transfer coding' },
+  malformedHttp: { code: 'E-V1/1-10', category: 'invalid', message: 'The request is not valid HTTP' },
+  headersTooLarge: { code: 'E-V1/1-11', category: 'headersTooLarge', message: 'The request headers are too large' },
+  requestTimeout: { code: 'E-V1/1-12', category: 'timedOut', message: 'The request was not received in time' },
   idempotencyKeyReused: {
     code: 'E-V1/1-07',
-    httpStatus: 422,
+    category: 'unprocessable',
     message: 'This Idempotency-Key was already used with a different request body',
   },
-  apiKeyRequired: { code: 'E-A1/1-01', httpStatus: 401, message: 'A valid API key is required' },
-  categoryNotFound: { code: 'E-N1/1-01', httpStatus: 404, message: 'Product category not found' },
-  methodNotAllowed: { code: 'E-N1/1-03', httpStatus: 405, message: 'Method not allowed on this route' },
-  positionNotFound: { code: 'E-N1/1-04', httpStatus: 404, message: 'The device has no recorded position' },
-  routeNotFound: { code: 'E-N1/1-02', httpStatus: 404, message: 'No such route' },
-  brokerUnavailable: { code: 'E-S1/1-01', httpStatus: 503, message: 'The message broker is unavailable, retry later' },
-  replyTimeout: { code: 'E-S1/1-02', httpStatus: 503, message: 'The write was not confirmed in time, retry later' },
-  databaseUnavailable: { code: 'E-S1/1-03', httpStatus: 503, message: 'The database is unavailable, retry later' },
-  shuttingDown: { code: 'E-S1/1-04', httpStatus: 503, message: 'The service is shutting down, retry later' },
-  bodyBudgetExhausted: { code: 'E-S1/1-05', httpStatus: 503, message: 'Too many request bodies are being read at once, retry later' },
-  tooManyInFlight: { code: 'E-S1/1-06', httpStatus: 503, message: 'Too many writes are waiting for confirmation, retry later' },
-  deviceRateLimited: { code: 'E-R1/1-01', httpStatus: 429, message: 'This device has sent too many positions, retry later' },
-  subjectRateLimited: { code: 'E-R1/1-02', httpStatus: 429, message: 'Too many requests for this token subject, retry later' },
-  internal: { code: 'E-S1/1-00', httpStatus: 500, message: 'Internal server error' },
-} as const;
+  apiKeyRequired: { code: 'E-A1/1-01', category: 'unauthenticated', message: 'A valid API key is required' },
+  categoryNotFound: { code: 'E-N1/1-01', category: 'notFound', message: 'Product category not found' },
+  methodNotAllowed: { code: 'E-N1/1-03', category: 'methodNotAllowed', message: 'Method not allowed on this route' },
+  positionNotFound: { code: 'E-N1/1-04', category: 'notFound', message: 'The device has no recorded position' },
+  routeNotFound: { code: 'E-N1/1-02', category: 'notFound', message: 'No such route' },
+  brokerUnavailable: { code: 'E-S1/1-01', category: 'unavailable', message: 'The message broker is unavailable, retry later' },
+  replyTimeout: { code: 'E-S1/1-02', category: 'unavailable', message: 'The write was not confirmed in time, retry later' },
+  databaseUnavailable: { code: 'E-S1/1-03', category: 'unavailable', message: 'The database is unavailable, retry later' },
+  shuttingDown: { code: 'E-S1/1-04', category: 'unavailable', message: 'The service is shutting down, retry later' },
+  bodyBudgetExhausted: {
+    code: 'E-S1/1-05',
+    category: 'unavailable',
+    message: 'Too many request bodies are being read at once, retry later',
+  },
+  tooManyInFlight: { code: 'E-S1/1-06', category: 'unavailable', message: 'Too many writes are waiting for confirmation, retry later' },
+  deviceRateLimited: { code: 'E-R1/1-01', category: 'rateLimited', message: 'This device has sent too many positions, retry later' },
+  subjectRateLimited: { code: 'E-R1/1-02', category: 'rateLimited', message: 'Too many requests for this token subject, retry later' },
+  internal: { code: 'E-S1/1-00', category: 'internal', message: 'Internal server error' },
+} as const satisfies Record<string, { code: string; category: ErrorCategory; message: string }>;
 
 export type ErrorKind = keyof typeof errorCodes;
 
@@ -55,7 +78,7 @@ export class AppError extends Error {
   override name = 'AppError';
   readonly kind: ErrorKind;
   readonly code: string;
-  readonly httpStatus: number;
+  readonly category: ErrorCategory;
   readonly detail: string | undefined;
   readonly body: Record<string, unknown> | undefined;
   readonly retryAfterSeconds: number | undefined;
@@ -66,7 +89,7 @@ export class AppError extends Error {
     super(options.message ?? known.message, { cause: options.cause });
     this.kind = options.kind;
     this.code = known.code;
-    this.httpStatus = known.httpStatus;
+    this.category = known.category;
     this.detail = options.detail;
     this.body = options.body;
     this.retryAfterSeconds = options.retryAfterSeconds;

@@ -7,6 +7,7 @@ export * from './db/pool';
 export * from './db/migrate';
 export * from './db/pg-errors';
 export * from './kafka/client';
+export { createKafkaOutageMetrics } from './kafka/client-outage';
 export * from './kafka/supervised-consumer';
 export * from './kafka/topics';
 export * from './kafka/command-consumer';

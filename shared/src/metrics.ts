@@ -3,8 +3,7 @@
 // them on. The gateway serves its registry on its own port instead (services/gateway/src/metrics.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutageObserver } from './kafka/client-outage';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A registry labelled with the service's name, with the process and Node.js runtime metrics. */
 export function createMetricsRegistry(service: string): Registry {
@@ -58,28 +57,6 @@ export function createWriterMetrics(registry: Registry): WriterMetrics {
     },
     deadLettered: (count) => deadLettered.inc(count),
     storeFailed: () => storeFailures.inc(),
-  };
-}
-
-/** Counts the Kafka client's outages (see kafka/client-outage.ts), for every service. */
-export function createKafkaOutageMetrics(registry: Registry): OutageObserver {
-  const outages = new Counter({
-    name: 'fleet_kafka_client_outages_total',
-    help: "Outages of this process's Kafka clients: runs of client errors, each ended by a quiet period",
-    registers: [registry],
-  });
-  const active = new Gauge({
-    name: 'fleet_kafka_client_outage_active',
-    help: "1 while this process's Kafka clients are failing, else 0",
-    registers: [registry],
-  });
-  active.set(0);
-  return {
-    started() {
-      outages.inc();
-      active.set(1);
-    },
-    ended: () => active.set(0),
   };
 }
 

@@ -14,7 +14,8 @@ import { registerConsumerLag } from './kafka/consumer-lag';
 import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
 import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
-import { createKafkaOutageMetrics, createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
+import { createKafkaOutageMetrics } from './kafka/client-outage';
+import { createMetricsRegistry, createWriterMetrics, serveMetrics, type MetricsServer } from './metrics';
 import { integer } from './schemas/checks';
 
 /** What every writer reads; a writer that reads more extends it (the trip-writer its partitions, the group-writer its key lifetime). */

@@ -58,7 +58,7 @@ test('concurrent misses for an unknown id make a single query, all fail with 404
   expect(checkouts).toBe(1);
   for (const outcome of outcomes) {
     expect(outcome.status).toBe('rejected');
-    expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'E-N1/1-01', httpStatus: 404 });
+    expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'E-N1/1-01', category: 'notFound' });
   }
   await expect(redis.get(categoryCacheKey(`${prefix}`, id))).resolves.toBe('not-found');
 });

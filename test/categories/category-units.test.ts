@@ -91,7 +91,7 @@ describe('the id of a read', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(CategoryIdError);
-    expect((thrown as AppError).httpStatus).toBe(400);
+    expect((thrown as AppError).category).toBe('invalid');
     expect((thrown as AppError).toJSON()).toEqual({
       errors: { id: ['Invalid uuid'] },
       errors_v2: {

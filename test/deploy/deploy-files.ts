@@ -14,8 +14,8 @@ export const overlayNames = ['dev', 'production'] as const;
 export const dockerfilePath = 'deploy/docker/Dockerfile';
 /** The repository name of the application image, without registry or tag. */
 export const appImage = 'fleet-telemetry';
-/** The command that creates the topics (shared/src/cli/create-topics.ts), in the application image. */
-export const createTopicsCommand = ['node', 'shared/dist/cli/create-topics.js'];
+/** The command that creates the topics (shared/src/kafka/create-topics-cli.ts), in the application image. */
+export const createTopicsCommand = ['node', 'shared/dist/kafka/create-topics-cli.js'];
 
 export function readRepoFile(relative: string): string {
   return readFileSync(path.join(repoRoot, relative), 'utf8');

@@ -1,6 +1,7 @@
 // While a broker is away, kafkajs logs an error for every failed connection and request of every
 // client, about ten lines a second. An outage is logged once when the errors start and once when they
 // have stopped for a while; the lines between go to debug, and the outages are counted for /metrics.
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../logger';
 
 export interface OutageObserver {
@@ -38,5 +39,27 @@ export function trackClientOutage(logger: Logger, observer?: OutageObserver, qui
       quiet = setTimeout(end, quietMs);
       quiet.unref();
     },
+  };
+}
+
+/** Counts the Kafka client's outages (see kafka/client-outage.ts), for every service. */
+export function createKafkaOutageMetrics(registry: Registry): OutageObserver {
+  const outages = new Counter({
+    name: 'fleet_kafka_client_outages_total',
+    help: "Outages of this process's Kafka clients: runs of client errors, each ended by a quiet period",
+    registers: [registry],
+  });
+  const active = new Gauge({
+    name: 'fleet_kafka_client_outage_active',
+    help: "1 while this process's Kafka clients are failing, else 0",
+    registers: [registry],
+  });
+  active.set(0);
+  return {
+    started() {
+      outages.inc();
+      active.set(1);
+    },
+    ended: () => active.set(0),
   };
 }

@@ -5,7 +5,7 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '@fleet/shared';
-import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from '../categories/category-routes';
+import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from './category-routes';
 import type { GatewayMetrics } from '../metrics';
 import { refuseTransferCodings } from './client-errors';
 import { directListener } from './direct-routes';

@@ -31,7 +31,7 @@ function refusal(action: () => unknown): string | undefined {
     action();
     return undefined;
   } catch (error) {
-    return error instanceof AppError ? `${error.httpStatus} ${error.code} retry-after ${error.retryAfterSeconds}` : String(error);
+    return error instanceof AppError ? `${error.category} ${error.code} retry-after ${error.retryAfterSeconds}` : String(error);
   }
 }
 
@@ -81,7 +81,7 @@ describe('body budget', () => {
     expect(second.sent.connection).toBe('close');
 
     const third = exchange({ 'content-length': '10' });
-    expect(refusal(() => budget.reserve(third.req, third.res))).toBe('503 E-S1/1-05 retry-after 1');
+    expect(refusal(() => budget.reserve(third.req, third.res))).toBe('unavailable E-S1/1-05 retry-after 1');
 
     reading.done();
     second.close();
@@ -117,7 +117,7 @@ describe('body budget', () => {
     clock = 6000;
     budget.cutSlowBodies();
     await settled();
-    expect(slowReading.failures.map((error) => [error.httpStatus, error.code])).toEqual([[408, 'E-V1/1-08']]);
+    expect(slowReading.failures.map((error) => [error.category, error.code])).toEqual([['timedOut', 'E-V1/1-08']]);
     expect(slow.sent.connection).toBe('close');
     expect(steadyReading.failures).toEqual([]);
 

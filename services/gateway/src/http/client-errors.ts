@@ -6,6 +6,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, type ErrorKind } from '@fleet/shared';
+import { httpStatusOf } from './error-handler';
 import type { Middleware } from './route-handler';
 
 function kindOf(code: string | undefined): ErrorKind {
@@ -30,9 +31,10 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     return;
   }
   const answer = new AppError({ kind: kindOf(error.code) });
+  const status = httpStatusOf(answer);
   const body = JSON.stringify(answer.toJSON());
   socket.end(
-    `HTTP/1.1 ${answer.httpStatus} ${STATUS_CODES[answer.httpStatus]}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'\r\n" +

@@ -9,7 +9,7 @@
 // front steps, so a request is answered alike whichever way it came.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { CATEGORY_BASE_PATH, CATEGORY_ROUTE } from '../categories/category-routes';
+import { CATEGORY_BASE_PATH, CATEGORY_ROUTE } from './category-routes';
 import { DEVICES_PATH, LAST_LOCATION_PATH, TRIP_LOCATIONS_PATH } from './position-routes';
 import { pathOf, type Answer, type Middleware, type RouteHandler } from './route-handler';
 import { TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';

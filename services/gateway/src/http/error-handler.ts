@@ -2,7 +2,7 @@
 // body-parser failures and unknown routes; anything unexpected is logged and answered with a bare 500.
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, type Logger } from '@fleet/shared';
+import { AppError, type ErrorCategory, type Logger } from '@fleet/shared';
 import { pathOf, type Answer } from './route-handler';
 import { sendJson } from './send-json';
 import { createUnavailableLog } from './unavailable-log';
@@ -39,12 +39,34 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
   }
 }
 
+/** The one table from an error's category to the HTTP status it is answered with. */
+const STATUS: Record<ErrorCategory, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  notFound: 404,
+  methodNotAllowed: 405,
+  timedOut: 408,
+  tooLarge: 413,
+  unsupported: 415,
+  unprocessable: 422,
+  rateLimited: 429,
+  headersTooLarge: 431,
+  internal: 500,
+  notImplemented: 501,
+  unavailable: 503,
+};
+
+export function httpStatusOf(error: AppError): number {
+  return STATUS[error.category];
+}
+
 export function sendError(res: Answer, error: AppError): void {
   // Read by observe-requests.ts, which counts answers by code.
   res.locals.errorCode = error.code;
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  sendJson(res, error.httpStatus, error);
+  sendJson(res, httpStatusOf(error), error);
 }
 
 export const notFound: RequestHandler = (_req, res) => {
@@ -61,8 +83,8 @@ export function answerError(logger: Logger): (error: unknown, req: IncomingMessa
     const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
     if (known) {
       const context = { requestId: res.locals.requestId, detail: known.detail, path: pathOf(req) };
-      if (known.httpStatus === 503) unavailable.answered(known.code, known.message, context);
-      else if (known.httpStatus >= 500) logger.warn({ code: known.code, ...context }, known.message);
+      if (known.category === 'unavailable') unavailable.answered(known.code, known.message, context);
+      else if (httpStatusOf(known) >= 500) logger.warn({ code: known.code, ...context }, known.message);
       return sendError(res, known);
     }
     logger.error({ requestId: res.locals.requestId, err: error, method: req.method, path: pathOf(req) }, 'unhandled error');

@@ -16,7 +16,7 @@ import {
   vehicleGroupRequestSchema,
 } from '@fleet/shared';
 import { SCOPES } from '../auth/require-scope';
-import { CATEGORY_BASE_PATH } from '../categories/category-routes';
+import { CATEGORY_BASE_PATH } from './category-routes';
 import { categoryParamsSchema } from '../categories/category.schema';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';

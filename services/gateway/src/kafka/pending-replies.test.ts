@@ -51,7 +51,7 @@ describe('PendingReplies', () => {
 
     const error = await caught;
     expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: 'E-S1/1-02', httpStatus: 503, retryAfterSeconds: 1 });
+    expect(error).toMatchObject({ code: 'E-S1/1-02', category: 'unavailable', retryAfterSeconds: 1 });
     expect(settled.map((entry) => entry.outcome)).toEqual(['timeout']);
     expect(pending.size).toBe(0);
   });

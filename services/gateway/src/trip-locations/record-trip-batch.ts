@@ -29,13 +29,13 @@ const batchSchema = z
 
 /**
  * A writer's answer about one position belongs to that item: a refusal, or a position it set aside
- * because it failed alone for good (500). An outage (503) does not, because the client could not tell
+ * because it failed alone for good. An outage (unavailable) does not, because the client could not tell
  * which positions were stored, so it fails the whole batch (a retry is safe).
  */
 function itemOf(index: number, reply: CommandReply): BatchItem {
   if (reply.ok) return { index, id: reply.id };
   const error = AppError.fromCode(reply.code, reply.detail);
-  if (error.httpStatus === 503) throw error;
+  if (error.category === 'unavailable') throw error;
   return { index, error: error.toJSON() };
 }
 

@@ -39,7 +39,7 @@ export async function createVehicleGroup(
     });
     return toCreationResult(reply, 'Vehicle group has been created');
   } catch (error) {
-    throw error instanceof AppError && error.httpStatus === 503 ? retryWithKey(error, key) : error;
+    throw error instanceof AppError && error.category === 'unavailable' ? retryWithKey(error, key) : error;
   }
 }
 

@@ -1,8 +1,8 @@
-// `node shared/dist/cli/create-topics.js`: creates or grows the project's Kafka topics (the table in
+// `node shared/dist/kafka/create-topics-cli.js`: creates or grows the project's Kafka topics (the table in
 // kafka/topics.ts) and exits. docker-compose's `init` service and the Kubernetes `fleet-create-topics` Job
 // run it; `npm start` and the tests call the same ensureTopics. Safe to run again.
-import { createKafka } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { createKafka } from './client';
+import { ensureTopics } from './topics';
 import { createLogger } from '../logger';
 import { createTopicsConfig } from './create-topics-config';
 

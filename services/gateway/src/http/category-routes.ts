@@ -2,9 +2,9 @@
 // express decodes the id, so a request without a key is refused whatever its id, even an undecodable one.
 import type { ErrorRequestHandler, Express } from 'express';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
-import type { RouteHandler } from '../http/route-handler';
-import { sendJsonText } from '../http/send-json';
-import { parseCategoryId, type CategoryReader } from './get-category';
+import { parseCategoryId, type CategoryReader } from '../categories/get-category';
+import type { RouteHandler } from './route-handler';
+import { sendJsonText } from './send-json';
 
 export const CATEGORY_BASE_PATH = '/order/api/web/v1/product-category';
 export const CATEGORY_ROUTE = `${CATEGORY_BASE_PATH}/:id`;
