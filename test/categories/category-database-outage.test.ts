@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { escapeIdentifier } from 'pg';
-import { createLogger, migrate } from '@fleet/shared';
+import { createLogger, DATABASE_CONNECT_TIMEOUT_MS, migrate } from '@fleet/shared';
 import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
 import {
@@ -42,13 +42,18 @@ test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at onc
   await proxy.cut();
   const started = Date.now();
   const missed = await getCategory(stack.url, randomUUID(), TEST_API_KEY);
-  expect(Date.now() - started).toBeLessThan(1000);
+  // A refused connection is answered at once, not after waiting out the pool's connect timeout.
+  expect(Date.now() - started).toBeLessThan(DATABASE_CONNECT_TIMEOUT_MS);
   expect(missed.status).toBe(503);
   expect(missed.body).toEqual({ code: 'E-S1/1-03', message: 'The database is unavailable, retry later' });
   expect(missed.headers.get('retry-after')).toBe('1');
 
   // Past a failed key refresh, the keys loaded before are kept.
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await waitFor(
+    async () => stack.logs.some((line) => line.msg.startsWith('cannot refresh API keys')),
+    'a key refresh to fail while PostgreSQL is away',
+    15_000,
+  );
   const served = await getCategory(stack.url, cached.id, storedKey);
   expect(served.status).toBe(200);
   expect(served.body.data).toEqual(cached);

@@ -7,6 +7,7 @@ import { createCategoryCache } from '../../services/gateway/src/categories/categ
 import { createCategoryReader } from '../../services/gateway/src/categories/get-category';
 import { testServers, uniquePrefix, closeDb } from '../support/harness';
 import { buildCategory, categoryCacheKey, insertCategory } from './category-support';
+import { eventually } from '../support/eventually';
 
 const prefix = uniquePrefix('category-reader');
 let pool: Pool;
@@ -67,7 +68,10 @@ test('once cached, reads make no database query', async () => {
   const category = await insertCategory(buildCategory());
   const categories = reader();
   await categories.read(category.id);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The cache is filled after the answer: wait until it holds the category.
+  await eventually(async () => (await redis.exists(categoryCacheKey(`${prefix}`, category.id))) === 1, 10_000, {
+    what: 'the category to be cached',
+  });
   checkouts = 0;
   for (let index = 0; index < 10; index += 1) await categories.read(category.id);
   expect(checkouts).toBe(0);

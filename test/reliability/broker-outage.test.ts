@@ -1,7 +1,7 @@
 // Fault 5: the Kafka broker stops answering for 10 s (an Apache Kafka of this file's own, frozen with
 // SIGSTOP) while devices keep posting 2,000 trip locations. /readyz turns 503 within seconds; once the
 // gateway knows the broker is gone, writes are refused with 503 at once instead of waiting out the reply
-// timeout; when the broker answers again (SIGCONT) the stack serves again by itself within 30 s, and
+// timeout; when the broker answers again (SIGCONT) the stack serves again by itself within two consumer sessions and a reply timeout, and
 // every refused post, retried, is stored once.
 import { closeDb } from '../support/harness';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
@@ -15,6 +15,7 @@ import {
   retryUnconfirmed,
   secondsToRecover,
   startLoad,
+  recoveryBoundSeconds,
   startProcessStack,
   waitUntil,
   type ProcessStack,
@@ -56,7 +57,7 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
   expect(await readiness()).toBe(200);
 
   // 20 s of posting: before, during and after the freeze.
-  const load = startLoad(stack.url, headers, 2000, 10);
+  const load = startLoad(stack.url, headers, 10);
   await waitUntil(() => load.answered().ok >= 200, 'the first 200 confirmations', 30_000, 10);
 
   broker.pause();
@@ -76,7 +77,7 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
     waitUntil(async () => (await readiness()) === 200, '/readyz to report ready again', 30_000, 200).then(() => Date.now()),
   ]);
 
-  await load.done;
+  await load.finish();
   await retryUnconfirmed(stack.url, headers, load.posts, 60_000);
   const figures = await audit(`Kafka broker frozen (SIGSTOP) for ${frozenMs / 1000} s, then SIGCONT`, load.posts);
   const firstAttempts = load.posts.map((post) => post.attempts[0]!);
@@ -93,7 +94,7 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
   });
 
   expectPromiseKept(figures);
-  expect(recoverySeconds).toBeLessThanOrEqual(30);
+  expect(recoverySeconds).toBeLessThanOrEqual(recoveryBoundSeconds(stack.env));
   expect(refusedWhileDown.length).toBeGreaterThan(50);
   expect(refusedWhileDown.every((attempt) => attempt.status === 503 && attempt.code === 'E-S1/1-01')).toBe(true);
   // Refused without waiting out the reply timeout (the figures say how fast; a loaded machine is slow).
@@ -101,7 +102,7 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
   expect(Object.keys(figures.unavailableCodes).every((code) => ['E-S1/1-01', 'E-S1/1-02'].includes(code))).toBe(true);
 }
 
-test('a broker frozen for 10 s: /readyz goes 503, writes are refused fast with a JSON 503, every 200 has its one row, served again within 30 s', async () => {
+test('a broker frozen for 10 s: /readyz goes 503, writes are refused fast with a JSON 503, every 200 has its one row, served again within two sessions and a reply timeout', async () => {
   await freezeUnderLoad(FROZEN_MS);
 }, 150_000);
 

@@ -5,7 +5,8 @@
 // be collected for the docs.
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { Client, escapeIdentifier, Pool } from 'pg';
-import { createLogger, dropDatabase, migrate } from '@fleet/shared';
+import { createLogger, dropDatabase, migrate, writerConfig } from '@fleet/shared';
+import { gatewayConfig } from '@fleet/gateway';
 import { baseEnv, buildGroup, buildTrip, db, signToken, testServers, uniquePrefix } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { provisionTopics } from '../support/kafka';
@@ -48,8 +49,10 @@ export async function startProcessStack(label: string, options: ProcessStackOpti
   const env = baseEnv(prefix, {
     LOG_LEVEL: 'info',
     // A killed writer's partitions stand still until the broker ends its session; the broker's minimum
-    // keeps that to seconds, well inside the 30 s in which the stack must serve again after a fault.
+    // keeps that to seconds (recoveryBoundSeconds).
     ...(options.deployedDefaults ? {} : { KAFKA_SESSION_TIMEOUT_MS: '6000' }),
+    // One token posts a whole fleet's load and its retries: its subject's rate limit is off.
+    RATE_LIMIT_SUBJECT_PER_SECOND: '0',
     ...options.env,
   });
   await provisionTopics(prefix, env.KAFKA_BROKERS!.split(','));
@@ -192,9 +195,13 @@ interface Attempted {
 }
 
 export interface Load<P extends Attempted = Post> {
+  /** Every post sent so far; the array grows while the load runs. */
   posts: P[];
-  /** Resolves once every first attempt has been answered. */
-  done: Promise<void>;
+  /**
+   * Stops sending new posts and resolves once every first attempt sent has been answered. A test calls
+   * it once its fault has landed and been seen, so the load spans the fault however slow the host.
+   */
+  finish(): Promise<void>;
   /** First attempts answered so far, by outcome. */
   answered(): { total: number; ok: number };
   /**
@@ -204,6 +211,10 @@ export interface Load<P extends Attempted = Post> {
    */
   unanswered(): number;
 }
+
+/** A load sends at most this many posts, and for at most this long, should its test never finish it. */
+const MAX_LOAD_POSTS = 20_000;
+const MAX_LOAD_MS = 180_000;
 
 export async function authorization(): Promise<Record<string, string>> {
   return { authorization: `Bearer ${await signToken({}, { expiresIn: '1h' })}` };
@@ -243,54 +254,85 @@ async function postGroup(url: string, post: GroupPost, headers: Record<string, s
   return attempt;
 }
 
-/** Sends each post's first attempt, one every `intervalMs`, to wherever `url()` points at that moment. */
-function startSending<P extends Attempted>(posts: P[], intervalMs: number, sendOne: (post: P) => Promise<Attempt>): Load<P> {
+/**
+ * Sends a new post's first attempt every `intervalMs`, to wherever `url()` points at that moment, until
+ * finish() (or the load's bounds).
+ */
+function startSending<P extends Attempted>(
+  make: () => P,
+  intervalMs: number,
+  atMost: number,
+  sendOne: (post: P) => Promise<Attempt>,
+): Load<P> {
+  const posts: P[] = [];
   /** When each first attempt was sent, while it waits for its answer. */
   const waiting = new Map<number, number>();
+  const answers: Array<Promise<void>> = [];
   let total = 0;
   let ok = 0;
-  const done = Promise.all(
-    posts.map(async (post, index) => {
-      await new Promise((resolve) => setTimeout(resolve, index * intervalMs));
+  let finished = false;
+  const startedAt = Date.now();
+  const sending = (async () => {
+    while (!finished && posts.length < atMost && Date.now() - startedAt < MAX_LOAD_MS) {
+      const index = posts.length;
+      const post = make();
+      posts.push(post);
       waiting.set(index, Date.now());
-      const attempt = await sendOne(post);
-      waiting.delete(index);
-      post.attempts.push(attempt);
-      total += 1;
-      if (attempt.status === 200) ok += 1;
-    }),
-  ).then(() => undefined);
+      answers.push(
+        sendOne(post).then((attempt) => {
+          waiting.delete(index);
+          post.attempts.push(attempt);
+          total += 1;
+          if (attempt.status === 200) ok += 1;
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
   const unanswered = () => {
     const now = Date.now();
     return [...waiting.values()].filter((sentAt) => sentAt < now - 1).length;
   };
-  return { posts, done, answered: () => ({ total, ok }), unanswered };
+  return {
+    posts,
+    async finish() {
+      finished = true;
+      await sending;
+      await Promise.all(answers);
+    },
+    answered: () => ({ total, ok }),
+    unanswered,
+  };
 }
 
 type UrlOf = string | (() => string);
 const resolveUrl = (url: UrlOf) => (typeof url === 'string' ? url : url());
 
 /**
- * Posts `count` trip locations, one every `intervalMs`, each from a device of its own, so that every
- * acknowledged post can be matched to exactly one row.
+ * Posts trip locations, one every `intervalMs` until finish(), each from a device of its own, so that
+ * every acknowledged post can be matched to exactly one row.
  */
-export function startLoad(url: UrlOf, headers: Record<string, string>, count: number, intervalMs: number): Load {
-  const posts: Post[] = Array.from({ length: count }, () => ({ trip: buildTrip(), attempts: [] }));
-  return startSending(posts, intervalMs, (post) => send(resolveUrl(url), post.trip, headers));
+export function startLoad(url: UrlOf, headers: Record<string, string>, intervalMs: number, atMost = MAX_LOAD_POSTS): Load {
+  return startSending(
+    (): Post => ({ trip: buildTrip(), attempts: [] }),
+    intervalMs,
+    atMost,
+    (post) => send(resolveUrl(url), post.trip, headers),
+  );
 }
 
 /**
- * Posts `count` vehicle groups, each with a name and members of its own, and an Idempotency-Key of its own
- * unless `keyless` (such a client retries with the key a 503 hands back, as the 503 tells it to).
+ * Posts vehicle groups, one every `intervalMs` until finish(), each with a name and members of its own,
+ * and an Idempotency-Key of its own unless `keyless` (such a client retries with the key a 503 hands
+ * back, as the 503 tells it to).
  */
 export function startGroupLoad(
   url: UrlOf,
   headers: Record<string, string>,
-  count: number,
   intervalMs: number,
-  { keyless = false }: { keyless?: boolean } = {},
+  { keyless = false, atMost = MAX_LOAD_POSTS }: { keyless?: boolean; atMost?: number } = {},
 ): Load<GroupPost> {
-  const posts: GroupPost[] = Array.from({ length: count }, () => {
+  const make = (): GroupPost => {
     const vehicleIds = [...new Set(Array.from({ length: 1 + randomInt(8) }, () => 1 + randomInt(1_000_000)))];
     const name = randomUUID();
     return {
@@ -298,8 +340,8 @@ export function startGroupLoad(
       key: keyless ? undefined : name,
       attempts: [],
     };
-  });
-  return startSending(posts, intervalMs, (post) => postGroup(resolveUrl(url), post, headers));
+  };
+  return startSending(make, intervalMs, atMost, (post) => postGroup(resolveUrl(url), post, headers));
 }
 
 /** Sends every post that has no 200 yet again, until each is confirmed or the time is up. */
@@ -573,6 +615,17 @@ export async function warmUp(stack: ProcessStack, headers: Record<string, string
     timeoutMs,
     200,
   );
+}
+
+/**
+ * The longest a stack may take to serve again once a fault is over, from its own settings: a consumer
+ * group waits out a member that died (its session), rebalances (within another session), and a request
+ * sent meanwhile waits at most its reply timeout. With the defaults, 6 + 6 + 10 s.
+ */
+export function recoveryBoundSeconds(env: NodeJS.ProcessEnv): number {
+  const session = writerConfig(env).KAFKA_SESSION_TIMEOUT_MS;
+  const reply = gatewayConfig(env).REPLY_TIMEOUT_MS;
+  return (2 * session + reply) / 1000;
 }
 
 export async function waitUntil(probe: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000, stepMs = 100): Promise<void> {

@@ -19,6 +19,7 @@ import {
   retryUnconfirmedGroups,
   secondsToRecover,
   startGroupLoad,
+  recoveryBoundSeconds,
   startProcessStack,
   waitUntil,
   type PrivateDatabase,
@@ -40,7 +41,7 @@ beforeAll(async () => {
       DATABASE_URL: database.url,
       REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS),
       // The killed group-writer's partitions stay with it until the broker ends its session: 6 s, the
-      // broker's minimum, lets the stack serve again well within 30 s.
+      // broker's minimum, lets the stack serve again within seconds.
       KAFKA_SESSION_TIMEOUT_MS: '6000',
     },
   });
@@ -62,7 +63,7 @@ test.each([
   'the group-writer killed with SIGKILL mid-load and another started, clients $clients: one group per create with exactly its members',
   async ({ keyless }) => {
     const headers = await authorization();
-    const load = startGroupLoad(() => stack.groupUrl, headers, 600, 8, { keyless });
+    const load = startGroupLoad(() => stack.groupUrl, headers, 8, { keyless });
     await waitUntil(() => load.answered().ok >= 100, 'the first 100 confirmations', 30_000, 10);
 
     const [killed] = stack.groupWriters.splice(0, 1);
@@ -77,7 +78,7 @@ test.each([
     const faultEndedAt = Date.now();
     const recoverySeconds = await secondsToRecover(() => stack.groupUrl, headers, faultEndedAt, { body: probeGroup });
 
-    await load.done;
+    await load.finish();
     // Before any retry, each key was posted once: a duplicate here is a redelivered command.
     const redeliveredDuplicates = await metricValue(successor, 'fleet_writer_duplicates_skipped_total');
     await retryUnconfirmedGroups(() => stack.groupUrl, headers, load.posts, 60_000);
@@ -87,7 +88,7 @@ test.each([
 
     expectPromiseKept(figures);
     expect(inFlight).toBeGreaterThan(0);
-    expect(recoverySeconds).toBeLessThanOrEqual(30);
+    expect(recoverySeconds).toBeLessThanOrEqual(recoveryBoundSeconds(stack.env));
     if (keyless) {
       // The path this case is for was taken: creates answered 503 were retried under the key handed back.
       const answered503 = load.posts.filter((post) => post.attempts.some((attempt) => attempt.status === 503));
@@ -102,7 +103,7 @@ test("the group-writer's PostgreSQL connections terminated and refused mid-load:
   const headers = await authorization();
   const [writer] = stack.groupWriters;
   // 12 s of posting, so that creates arrive before, during and after the 7.5 s of the fault.
-  const load = startGroupLoad(() => stack.groupUrl, headers, 800, 15);
+  const load = startGroupLoad(() => stack.groupUrl, headers, 15);
   await waitUntil(() => load.answered().ok >= 100, 'the first 100 confirmations', 30_000, 10);
 
   // Connections die mid-transaction and come back at once; then the database refuses them for longer
@@ -116,7 +117,7 @@ test("the group-writer's PostgreSQL connections terminated and refused mid-load:
     },
   );
 
-  await load.done;
+  await load.finish();
   await retryUnconfirmedGroups(() => stack.groupUrl, headers, load.posts, 60_000);
   const figures = await auditGroups('group-writer PostgreSQL connections terminated and refused', load.posts, database.pool);
   const inFlight = inFlightAt(load.posts, cutAt);
@@ -127,6 +128,6 @@ test("the group-writer's PostgreSQL connections terminated and refused mid-load:
   // The cut reached creates: some were answered 503 and then retried under their key, the path this
   // test is for. (How many were open at the first cut depends on the machine; the figures say.)
   expect(figures.unavailable).toBeGreaterThan(0);
-  expect(recoverySeconds).toBeLessThanOrEqual(30);
+  expect(recoverySeconds).toBeLessThanOrEqual(recoveryBoundSeconds(stack.env));
   expect(writer!.isRunning()).toBe(true);
 }, 120_000);

@@ -95,7 +95,8 @@ test('a writer stopped and restarted mid-stream loses nothing and duplicates not
   await eventually(() => answered >= 50, 30_000, { what: 'the first 50 answers' });
   const [writer] = stack.tripWriters.splice(0, 1);
   await writer!.stop();
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // The new writer joins only once posts are waiting with no writer to store them.
+  await eventually(() => stack.gateway.bus.pendingCount() > 0, 30_000, { what: 'a post waiting while no writer runs' });
   await stack.addTripWriter();
 
   const responses = await Promise.all(pending);

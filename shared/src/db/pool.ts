@@ -10,7 +10,8 @@ export interface PoolOptions {
 }
 
 /** How long a query may wait for a free connection before failing, so a lost database fails fast. */
-const CONNECTION_TIMEOUT_MS = 2000;
+/** How long a pool waits for a connection before the query fails: a database that is away costs no longer. */
+export const DATABASE_CONNECT_TIMEOUT_MS = 2000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 const IDLE_TIMEOUT_MS = 30_000;
 
@@ -19,7 +20,7 @@ export function createPool(options: PoolOptions, logger?: Logger): Pool {
     connectionString: options.connectionString,
     max: options.max,
     application_name: options.applicationName,
-    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
   });
