@@ -96,16 +96,19 @@ describe('the past a position may come from', () => {
 });
 
 test('with TRIP_RETENTION_DAYS set, a position already past the retention is refused with 400 naming gpsTime', async () => {
-  const stack = await startStack('past-retention', { env: { TRIP_RETENTION_DAYS: '10' } });
+  // A database of its own: the trip-writer's retention drops the older days of the database it writes to.
+  const database = await privateDatabase('retention');
+  const stack = await startStack('past-retention', { env: { DATABASE_URL: database.url, TRIP_RETENTION_DAYS: '10' } });
   try {
     const trip = daysAgo(uniqueImei(), 11);
     const res = await postJson(`${stack.url}${SINGLE_PATH}`, trip, auth);
     expect(res.status).toBe(400);
     expect(res.body.detail).toBe('gpsTime: Must be within the 10-day retention of positions');
-    expect(await storedIds(db(), String(trip.imei))).toEqual([]);
+    expect(await storedIds(database.pool, String(trip.imei))).toEqual([]);
     expect((await postJson(`${stack.url}${SINGLE_PATH}`, daysAgo(uniqueImei(), 9), auth)).status).toBe(200);
   } finally {
     await stack.stop();
+    await database.drop();
   }
 });
 
