@@ -318,6 +318,12 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     );
   });
 
+  test('the gateway never scales past the reply topic’s partitions: each gateway reads a share of its own', () => {
+    const hpa = findObject(objects, 'HorizontalPodAutoscaler', 'gateway');
+    const replies = topicSpecs.find((spec) => spec.name === 'replies')!;
+    expect(hpa.spec.maxReplicas).toBeLessThanOrEqual(replies.partitions);
+  });
+
   test.each([
     ['trip-writer', 'tripLocations'],
     ['group-writer', 'vehicleGroups'],

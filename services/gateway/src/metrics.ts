@@ -20,6 +20,8 @@ export interface GatewayMetrics {
   observePublish(size: number, seconds: number, ok: boolean): void;
   /** Fits CommandBusOptions.onReply. */
   observeReply(seconds: number, outcome: 'replied' | 'timeout'): void;
+  /** Fits CommandBusOptions.onReplyRead. */
+  countReplyRead(owner: 'self' | 'other'): void;
   cacheLookups: CacheLookupCounter;
   /** A write let through without its rate limits checked, Redis being unavailable. */
   countRateLimitFallback(): void;
@@ -103,6 +105,14 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     if (!child) byStatus.set(status, (child = requestDuration.labels({ method, route, status: String(status) })));
     return child;
   }
+  // How much of what this gateway reads of the reply topic is its own: with its own partitions, nearly all.
+  const repliesRead = new Counter({
+    name: 'fleet_gateway_replies_read_total',
+    help: "Reply entries this gateway read on its reply partitions: its own requests' (self) or another gateway's (other)",
+    labelNames: ['owner'] as const,
+    registers: [registry],
+  });
+  const readBy = { self: repliesRead.labels({ owner: 'self' }), other: repliesRead.labels({ owner: 'other' }) };
   const produced = { ok: produceDuration.labels({ result: 'ok' }), error: produceDuration.labels({ result: 'error' }) };
   const replied = { replied: replyDuration.labels({ outcome: 'replied' }), timeout: replyDuration.labels({ outcome: 'timeout' }) };
 
@@ -120,6 +130,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     },
     observeReply(seconds, outcome) {
       replied[outcome].observe(seconds);
+    },
+    countReplyRead(owner) {
+      readBy[owner].inc();
     },
     cacheLookups,
     countRateLimitFallback() {

@@ -162,6 +162,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
     onPublish: metrics.observePublish,
     onReply: metrics.observeReply,
+    onReplyRead: metrics.countReplyRead,
   });
 
   const apiKeys = createApiKeyAuth({

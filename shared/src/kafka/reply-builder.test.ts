@@ -64,6 +64,17 @@ describe('addressedReply', () => {
     expect(outgoing).toEqual({ replyTopic: 'p.replies', reply: { correlationId: 'c-1', replies: [replyFor(stored), replyFor(refused)] } });
   });
 
+  it('names the reply partition its command asked for, and none when the header is absent or not a partition', () => {
+    const asked = (partition: string) =>
+      addressedReply(
+        message({ [headers.correlationId]: 'c-1', [headers.replyTopic]: 'p.replies', [headers.replyPartition]: partition }),
+        stored,
+      );
+    expect(asked('4')).toMatchObject({ replyTopic: 'p.replies', replyPartition: 4 });
+    expect(asked('-1')).not.toHaveProperty('replyPartition');
+    expect(asked('x')).not.toHaveProperty('replyPartition');
+  });
+
   it('sends nothing for a command that asks for no reply', () => {
     expect(addressedReply(message({ [headers.correlationId]: 'c-1' }), stored)).toBeUndefined();
     expect(addressedReply(message({ [headers.replyTopic]: 'p.replies' }), stored)).toBeUndefined();
@@ -126,5 +137,23 @@ describe('outgoingMessages', () => {
     const many = Array.from({ length: REPLIES_PER_MESSAGE + 1 }, (_, index) => reply('a', String(index)));
     const [toA] = outgoingMessages(many, 'p.dead-letter');
     expect(toA!.messages.map((m) => JSON.parse(String(m.value)).length)).toEqual([REPLIES_PER_MESSAGE, 1]);
+  });
+
+  it('sends each reply to the partition its gateway named, and only there', () => {
+    const to = (partition: number | undefined, correlationId: string): Outgoing => ({
+      replyTopic: 'a',
+      ...(partition === undefined ? {} : { replyPartition: partition }),
+      reply: { correlationId, reply: replyFor(stored) },
+    });
+    const [toA] = outgoingMessages([to(2, '1'), to(0, '2'), to(2, '3'), to(undefined, '4')], 'p.dead-letter');
+    const sent = toA!.messages.map((m) => [
+      m.partition,
+      JSON.parse(String(m.value)).map((entry: { correlationId: string }) => entry.correlationId),
+    ]);
+    expect(sent).toEqual([
+      [2, ['1', '3']],
+      [0, ['2']],
+      [undefined, ['4']],
+    ]);
   });
 });

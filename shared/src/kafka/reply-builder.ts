@@ -68,8 +68,11 @@ export function replyFor(outcome: StoreOutcome): CommandReply {
   return { ok: true, ...outcome };
 }
 
-/** A reply to a gateway, or a message set aside as a dead letter. */
-export type Outgoing = { replyTopic: string; reply: AddressedReply } | { deadLetter: Message };
+/**
+ * A reply to a gateway (on the partition it asked for, when it named one), or a message set aside as a
+ * dead letter.
+ */
+export type Outgoing = { replyTopic: string; replyPartition?: number; reply: AddressedReply } | { deadLetter: Message };
 
 /**
  * The reply to a message: one reply for a command, a list of them for a list of commands; nothing when
@@ -79,8 +82,10 @@ export function addressedReply(message: Pick<KafkaMessage, 'headers'>, outcome: 
   const correlationId = headerText(message.headers, headers.correlationId);
   const replyTopic = headerText(message.headers, headers.replyTopic);
   if (!correlationId || !replyTopic) return undefined;
+  const partition = Number(headerText(message.headers, headers.replyPartition) ?? Number.NaN);
   return {
     replyTopic,
+    ...(Number.isInteger(partition) && partition >= 0 ? { replyPartition: partition } : {}),
     reply: Array.isArray(outcome) ? { correlationId, replies: outcome.map(replyFor) } : { correlationId, reply: replyFor(outcome) },
   };
 }
@@ -103,34 +108,43 @@ export function deadLetter(message: KafkaMessage, reason: string, source: { topi
   };
 }
 
-/** One message per reply topic (per REPLIES_PER_MESSAGE replies), and the dead letters as they are. */
+/**
+ * One message per reply topic and partition (per REPLIES_PER_MESSAGE replies), and the dead letters as
+ * they are. A reply whose gateway named no partition goes where the producer puts it.
+ */
 export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic: string): TopicMessages[] {
-  const replies = new Map<string, AddressedReply[]>();
+  const replies = new Map<string, Map<number | undefined, AddressedReply[]>>();
   const deadLetters: Message[] = [];
   for (const item of outgoing) {
     if ('deadLetter' in item) {
       deadLetters.push(item.deadLetter);
       continue;
     }
-    const list = replies.get(item.replyTopic) ?? [];
+    const byPartition = replies.get(item.replyTopic) ?? new Map<number | undefined, AddressedReply[]>();
+    replies.set(item.replyTopic, byPartition);
+    const list = byPartition.get(item.replyPartition) ?? [];
     list.push(item.reply);
-    replies.set(item.replyTopic, list);
+    byPartition.set(item.replyPartition, list);
   }
-  const topicMessages: TopicMessages[] = [...replies].map(([topic, list]) => {
+  const topicMessages: TopicMessages[] = [...replies].map(([topic, byPartition]) => {
     const messages: Message[] = [];
-    let chunk: AddressedReply[] = [];
-    let counted = 0;
-    for (const addressed of list) {
-      const count = repliesIn(addressed);
-      if (chunk.length > 0 && counted + count > REPLIES_PER_MESSAGE) {
-        messages.push({ value: JSON.stringify(chunk) });
-        chunk = [];
-        counted = 0;
+    for (const [partition, list] of byPartition) {
+      const message = (chunk: AddressedReply[]): Message =>
+        partition === undefined ? { value: JSON.stringify(chunk) } : { partition, value: JSON.stringify(chunk) };
+      let chunk: AddressedReply[] = [];
+      let counted = 0;
+      for (const addressed of list) {
+        const count = repliesIn(addressed);
+        if (chunk.length > 0 && counted + count > REPLIES_PER_MESSAGE) {
+          messages.push(message(chunk));
+          chunk = [];
+          counted = 0;
+        }
+        chunk.push(addressed);
+        counted += count;
       }
-      chunk.push(addressed);
-      counted += count;
+      if (chunk.length > 0) messages.push(message(chunk));
     }
-    if (chunk.length > 0) messages.push({ value: JSON.stringify(chunk) });
     return { topic, messages };
   });
   if (deadLetters.length) topicMessages.push({ topic: deadLetterTopic, messages: deadLetters });

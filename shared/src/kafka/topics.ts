@@ -30,7 +30,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const topicSpecs: readonly TopicSpec[] = [
   { name: 'tripLocations', partitions: 12, retentionMs: 7 * DAY_MS, why: "the write path's volume; 12 = most trip-writers that do work" },
   { name: 'vehicleGroups', partitions: 3, retentionMs: 7 * DAY_MS, why: 'low volume; 3 keeps one group-writer per partition possible' },
-  { name: 'replies', partitions: 6, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
+  // Each gateway reads its own share of these partitions, so there are at least as many as gateways may
+  // run (the production autoscaler's maximum, 20; a test checks it).
+  { name: 'replies', partitions: 24, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
 ];
 
@@ -139,6 +141,8 @@ export async function waitForLeaders(admin: Admin, topics: string[]): Promise<Ma
 export const headers = {
   correlationId: 'correlation-id',
   replyTopic: 'reply-topic',
+  /** The partition of the reply topic the asking gateway reads; the reply goes there and nowhere else. */
+  replyPartition: 'reply-partition',
   requestId: 'request-id',
   deadLetterReason: 'dead-letter-reason',
   deadLetterSource: 'dead-letter-source',

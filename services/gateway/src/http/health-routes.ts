@@ -41,7 +41,7 @@ export function addHealthRoutes(router: Express, deps: HealthDeps): void {
     const checks = { postgres, redis, kafka };
     const ready = !deps.isStopping() && postgres === 'up' && kafka === 'up';
     const status = !ready ? 'not ready' : redis === 'up' ? 'ready' : 'degraded';
-    const detail = missing?.length ? missingTopicsMessage(missing) : undefined;
+    const detail = missing?.length ? missingTopicsMessage(missing) : deps.bus.notReadyReason();
     res.status(ready ? 200 : 503).json({ status, checks, ...(detail ? { detail } : {}) });
   });
 }

@@ -1,7 +1,8 @@
-// The gateway's side of the command protocol: publish a command, wait for the writer's reply. Composes
-// a batching publisher, the table of requests waiting for replies, the reply listener, the broker's
-// health and the reply-path probe; each is one module of this folder.
-import { randomUUID } from 'node:crypto';
+// The gateway's side of the command protocol: publish a command naming one of this gateway's reply
+// partitions, wait for the writer's reply there. Composes a batching publisher, the table of requests
+// waiting for replies, the reply listener and the partitions it owns, the broker's health and the
+// reply-path probe; each is one module of this folder.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import type { Admin, Kafka } from 'kafkajs';
 import { AppError, headers, producerConfig, type CommandReply, type KafkaClientSettings, type Logger, type Topics } from '@fleet/shared';
@@ -10,6 +11,7 @@ import { BrokerHealth } from './broker-health';
 import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
 import { RenewingProducer } from './renewing-producer';
+import { ReplyPartitions } from './reply-partitions';
 import { ReplyPathProbe } from './reply-path-probe';
 
 export interface CommandBusOptions {
@@ -35,6 +37,8 @@ export interface CommandBusOptions {
   onPublish?: (size: number, seconds: number, ok: boolean) => void;
   /** Observes each request that was published: seconds from request() to the reply, or to its timeout. */
   onReply?: (seconds: number, outcome: 'replied' | 'timeout') => void;
+  /** Counts each reply entry the listener reads: this gateway's own, or another's. */
+  onReplyRead?: (owner: 'self' | 'other') => void;
 }
 
 export interface CommandRequest {
@@ -76,6 +80,8 @@ function listOf(length: number) {
 const HEALTH_INTERVAL_MS = 5000;
 /** The most commands sent in one produce request. */
 const MAX_BATCH_SIZE = 2000;
+/** How long start() waits for the reply group to assign this gateway its partitions and for their probes. */
+const REPLY_PATH_TIMEOUT_MS = 60_000;
 
 export class CommandBus {
   private readonly producer: RenewingProducer;
@@ -85,6 +91,11 @@ export class CommandBus {
   private readonly health: BrokerHealth;
   private readonly replies: ReplyListener;
   private readonly probe: ReplyPathProbe;
+  private readonly partitions = new ReplyPartitions();
+  /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
+  private readonly tag = randomBytes(4).toString('hex');
+  private assignedOnce: (confirming: Promise<void>) => void = () => undefined;
+  private readonly firstAssignment = new Promise<Promise<void>>((resolve) => (this.assignedOnce = resolve));
   private started = false;
   private stopping = false;
 
@@ -127,14 +138,19 @@ export class CommandBus {
         );
       },
     });
-    this.probe = new ReplyPathProbe({ admin: this.admin, producer: this.producer.current(), topic: topics.replies });
+    this.probe = new ReplyPathProbe({ producer: () => this.producer.current(), topic: topics.replies });
     this.replies = new ReplyListener({
       kafka,
       settings: options.settings,
       topic: topics.replies,
-      groupId: `${topics.replies}.${options.instanceId}`,
+      // One group for every gateway on these topics: each is assigned its share of the reply partitions.
+      groupId: `${topics.replies}.gateways`,
       pending: this.pending,
+      partitions: this.partitions,
+      ownerTag: this.tag,
+      onAssigned: (partitions) => this.assigned(partitions),
       onProbe: (probeId) => this.probe.arrived(probeId),
+      onRead: options.onReplyRead,
       logger,
     });
   }
@@ -143,14 +159,61 @@ export class CommandBus {
     await this.producer.connect();
     await this.admin.connect();
     await this.replies.start();
-    await this.probe.awaitReplyPath();
+    const giveUp = timeout(REPLY_PATH_TIMEOUT_MS, TimeoutStrategy.Aggressive);
+    await giveUp
+      .execute(async () => await await this.firstAssignment)
+      .catch((error: Error) => {
+        throw new Error(`the reply consumer did not start reading within ${REPLY_PATH_TIMEOUT_MS / 1000} s: ${error.message}`, {
+          cause: error,
+        });
+      });
     this.started = true;
     this.health.start();
   }
 
+  /**
+   * A new assignment of reply partitions: requests named on a partition that moved away are answered a
+   * retry-safe 503 now (their replies reach another gateway), and new partitions are probed before use.
+   */
+  private assigned(partitions: number[]): void {
+    const lost = this.partitions.assign(partitions);
+    const { logger, topics } = this.options;
+    if (lost.length > 0) {
+      const failed = this.pending.failOnPartitions(
+        new Set(lost),
+        new AppError({
+          kind: 'replyTimeout',
+          detail: 'the reply partition of this request moved to another gateway; retrying is safe',
+          retryAfterSeconds: 1,
+        }),
+      );
+      logger.info({ lost, requestsAnswered503: failed }, 'reply partitions moved to another gateway');
+    }
+    if (partitions.length === 0) {
+      logger.warn(
+        { topic: topics.replies },
+        'this gateway owns no partition of the reply topic (more gateways than its partitions); it answers writes 503 until it is given one',
+      );
+    }
+    const confirming = this.probe.confirm(this.partitions.unconfirmed(), {
+      confirmed: (partition) => this.partitions.confirm(partition),
+      wanted: (partition) => !this.stopping && this.partitions.ownedList().includes(partition),
+    });
+    this.assignedOnce(confirming);
+  }
+
   /** True while commands can be published and replies received. */
   isReady(): boolean {
-    return this.started && !this.stopping && this.health.isUp() && this.replies.isUp();
+    return this.started && !this.stopping && this.health.isUp() && this.replies.isUp() && this.partitions.hasUsable();
+  }
+
+  /** Why the bus is not ready, for /readyz; undefined when it is. */
+  notReadyReason(): string | undefined {
+    if (this.isReady()) return undefined;
+    if (this.started && !this.stopping && this.partitions.ownedList().length === 0) {
+      return `this gateway owns no partition of ${this.options.topics.replies}: run no more gateways than its partitions`;
+    }
+    return undefined;
   }
 
   pendingCount(): number {
@@ -197,8 +260,10 @@ export class CommandBus {
   }
 
   private publish(command: CommandRequest, commands: number): Promise<PendingAnswer> {
-    const correlationId = randomUUID();
-    const reply = this.pending.add(correlationId, commands);
+    const replyPartition = this.partitions.pick();
+    if (replyPartition === undefined) return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
+    const correlationId = `${this.tag}-${randomUUID()}`;
+    const reply = this.pending.add(correlationId, commands, replyPartition);
     this.publisher.publish({
       topic: command.topic,
       correlationId,
@@ -210,6 +275,7 @@ export class CommandBus {
           ...command.headers,
           [headers.correlationId]: correlationId,
           [headers.replyTopic]: this.options.topics.replies,
+          [headers.replyPartition]: String(replyPartition),
         },
       },
     });

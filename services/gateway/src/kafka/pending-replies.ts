@@ -21,6 +21,8 @@ interface Pending {
   startedAt: number;
   /** The commands it counts for in `size`. */
   commands: number;
+  /** The partition of the reply topic its reply is written to. */
+  replyPartition: number | undefined;
 }
 
 /** How often overdue requests are looked for: a timeout is answered at most 5% (and 100 ms) late. */
@@ -55,9 +57,9 @@ export class PendingReplies {
    * Resolves with the answer to this correlation id; rejects with a 503 AppError when none comes in time.
    * `commands`: how many the published message carries.
    */
-  add(correlationId: string, commands = 1): Promise<PendingAnswer> {
+  add(correlationId: string, commands = 1, replyPartition?: number): Promise<PendingAnswer> {
     return new Promise<PendingAnswer>((resolve, reject) => {
-      this.waiting.set(correlationId, { resolve, reject, startedAt: performance.now(), commands });
+      this.waiting.set(correlationId, { resolve, reject, startedAt: performance.now(), commands, replyPartition });
       this.commands += commands;
       this.sweepTimer ??= setInterval(() => this.expire(), expiryCheckInterval(this.options.replyTimeoutMs));
     });
@@ -76,6 +78,16 @@ export class PendingReplies {
   /** Fails requests that will get no reply (their command was never published); not counted as replied. */
   fail(correlationIds: Iterable<string>, error: AppError): void {
     for (const correlationId of correlationIds) this.take(correlationId)?.reject(error);
+  }
+
+  /** Fails the requests whose replies are written to these partitions: another gateway reads them now. */
+  failOnPartitions(partitions: ReadonlySet<number>, error: AppError): number {
+    const moved = [...this.waiting].filter(([, entry]) => entry.replyPartition !== undefined && partitions.has(entry.replyPartition));
+    this.fail(
+      moved.map(([correlationId]) => correlationId),
+      error,
+    );
+    return moved.length;
   }
 
   /** Resolves once no request waits any more, or after at most timeoutMs. */

@@ -1,7 +1,9 @@
-// Reads the reply topic for one gateway. Every gateway instance reads it through a consumer group of its
-// own, so each reply reaches the instance that asked however many run; replies for other instances are
-// skipped by correlation id. A message is either a reply probe (see reply-path-probe.ts) or an array of
-// addressed replies, each holding one reply or, for a list of commands, a list of them.
+// Reads this gateway's partitions of the reply topic. Every gateway is a member of one consumer group on
+// the topic, which gives each its share of the partitions (reply-partitions.ts); the replies to this
+// gateway's requests are written to its partitions, so it reads its own replies and, only while
+// ownership moves, a few of another's, which it skips by correlation id. A message is either a reply
+// probe (see reply-path-probe.ts) or an array of addressed replies, each holding one reply or, for a list
+// of commands, a list of them.
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import {
   AppError,
@@ -15,6 +17,7 @@ import {
   type SupervisedConsumer,
 } from '@fleet/shared';
 import type { PendingReplies } from './pending-replies';
+import { stickyAssigner, type ReplyPartitions } from './reply-partitions';
 
 /** Marks a reply-path probe; its correlation id names the probe. */
 export const PROBE_HEADER = 'reply-probe';
@@ -55,19 +58,33 @@ export interface ReplyListenerOptions {
   kafka: Kafka;
   settings: KafkaClientSettings;
   topic: string;
+  /** The group every gateway on this topic joins. */
   groupId: string;
   pending: PendingReplies;
-  /** Told of each probe that arrives. */
-  onProbe: (probeId: string) => void;
+  /** What this gateway owns, told to the group when it joins. */
+  partitions: ReplyPartitions;
+  /** Starts every correlation id this gateway hands out: a reply read is its own or another's. */
+  ownerTag: string;
+  /** Told of each assignment of the reply topic's partitions to this gateway. */
+  onAssigned: (partitions: number[]) => void;
+  /** Told of each probe that arrives, with the partition it came on. */
+  onProbe: (probeId: string, partition: number) => void;
+  /** Counts each reply entry read, as this gateway's own or another's. */
+  onRead?: (owner: 'self' | 'other') => void;
   logger: Logger;
 }
 
 /**
- * A reply group has one member, this gateway. A consumer that restarts (as after the broker itself
- * restarted) joins as a new member, and the group assigns nothing until the old member's session has
- * ended: that session is how long writes go unanswered once Kafka is back. 6 s is the broker's minimum.
+ * A consumer that restarts (as after the broker itself restarted) joins as a new member, and its old
+ * member's partitions are reassigned only once that member's session has ended: the session is how long
+ * the requests named on them go unanswered. 6 s is the broker's minimum.
  */
 const REPLY_SESSION_TIMEOUT_MS = 6000;
+/**
+ * Positions are committed this often, so that a partition kept across a rebalance is read on from where
+ * it was, not from the end: replies written while the group rebalanced are still read.
+ */
+const REPLY_COMMIT_INTERVAL_MS = 1000;
 
 export class ReplyListener {
   private consumer: SupervisedConsumer | undefined;
@@ -85,18 +102,23 @@ export class ReplyListener {
     this.consumer = await superviseConsumer({
       name: groupId,
       logger,
-      create: () => kafka.consumer(consumerConfig(groupId, { ...settings, sessionTimeoutMs: REPLY_SESSION_TIMEOUT_MS })),
+      create: () =>
+        kafka.consumer({
+          ...consumerConfig(groupId, { ...settings, sessionTimeoutMs: REPLY_SESSION_TIMEOUT_MS }),
+          partitionAssigners: [stickyAssigner(() => this.options.partitions.ownedList())],
+        }),
       run: async (consumer) => {
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.options.onAssigned(payload.memberAssignment[topic] ?? []));
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: false });
         await consumer.run({
-          // Replies matter only to the requests waiting now, so their offsets are never committed: a
-          // commit per batch would add a broker round trip to every reply, and a restarted consumer
-          // starting at the latest offset only turns the replies it missed into retryable 503s.
-          autoCommit: false,
+          // A partition new to the group starts at its end: replies matter only to requests waiting now,
+          // and a partition is used only once a probe sent to it has been read (reply-path-probe.ts).
+          autoCommit: true,
+          autoCommitInterval: REPLY_COMMIT_INTERVAL_MS,
           partitionsConsumedConcurrently: REPLY_PARTITIONS_AT_ONCE,
           eachBatch: async ({ batch }) => {
-            for (const message of batch.messages) this.onMessage(message);
+            for (const message of batch.messages) this.onMessage(message, batch.partition);
           },
         });
       },
@@ -113,9 +135,9 @@ export class ReplyListener {
     await this.consumer?.stop();
   }
 
-  private onMessage(message: KafkaMessage): void {
+  private onMessage(message: KafkaMessage, partition: number): void {
     const read = readReplyMessage(message);
-    if (read.kind === 'probe') return this.options.onProbe(read.probeId);
+    if (read.kind === 'probe') return this.options.onProbe(read.probeId, partition);
     if (read.kind === 'unreadable') {
       this.options.logger.error({ err: read.reason, offset: message.offset }, 'unreadable reply message');
       return;
@@ -126,7 +148,9 @@ export class ReplyListener {
 
   private deliver(addressed: IncomingReply | null): void {
     const correlationId = addressed?.correlationId;
-    if (typeof correlationId !== 'string' || !this.options.pending.has(correlationId)) return;
+    const own = typeof correlationId === 'string' && correlationId.startsWith(this.options.ownerTag);
+    this.options.onRead?.(own ? 'self' : 'other');
+    if (!own || !this.options.pending.has(correlationId)) return;
     const parsed =
       addressed?.replies === undefined ? commandReplySchema.safeParse(addressed?.reply) : commandRepliesSchema.safeParse(addressed.replies);
     if (parsed.success) {

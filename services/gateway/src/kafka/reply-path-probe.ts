@@ -1,48 +1,57 @@
-// Proves that a gateway's reply consumer is reading before the gateway takes any request. A new consumer
-// group starts reading at the latest offset only once it has fetched, so a reply sent before then would
-// be missed; a probe sent to every partition of the reply topic and read back shows it is positioned.
+// Proves that this gateway's reply consumer reads a partition before any request names it. A partition
+// new to the consumer is read from its end only once the consumer has fetched it, so a reply written
+// before then would be missed; a probe sent to the partition and read back shows it is positioned.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Admin, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import { headers } from '@fleet/shared';
 import { PROBE_HEADER } from './reply-listener';
 
-/** How long one round of probes may take to come back before another is sent. */
+/** How long one round of probes may take to come back before the missing ones are sent again. */
 const PROBE_ROUND_MS = 2000;
-/** How long to wait for a topic without partitions (not provisioned yet) before asking again. */
-const NO_PARTITIONS_PAUSE_MS = 200;
-const GIVE_UP_AFTER_MS = 60_000;
+/** The pause before sending again after a send failed (a partition without a leader yet). */
+const SEND_FAILED_PAUSE_MS = 200;
+
+export interface ProbeTargets {
+  /** Told of each partition whose probe came back. */
+  confirmed(partition: number): void;
+  /** False once a partition no longer needs proving (moved to another gateway, or the gateway stops). */
+  wanted(partition: number): boolean;
+}
 
 export class ReplyPathProbe {
   private readonly waiting = new Map<string, () => void>();
 
-  constructor(private readonly options: { admin: Admin; producer: Producer; topic: string }) {}
+  constructor(private readonly options: { producer: () => Producer; topic: string }) {}
 
   /** Told by the reply listener of each probe that came back. */
   arrived(probeId: string): void {
     this.waiting.get(probeId)?.();
   }
 
-  /** Resolves once probes on every partition have come back; rejects after a minute without. */
-  async awaitReplyPath(): Promise<void> {
-    const { admin, producer, topic } = this.options;
-    const giveUp = AbortSignal.timeout(GIVE_UP_AFTER_MS);
-    for (;;) {
-      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-      const partitions = metadata.topics[0]?.partitions.map((p) => p.partitionId) ?? [];
-      if (partitions.length === 0) {
-        await sleep(NO_PARTITIONS_PAUSE_MS);
-        continue;
-      }
-      const ids = partitions.map(() => randomUUID());
-      const arrived = Promise.all(ids.map((id) => new Promise<void>((resolve) => this.waiting.set(id, resolve))));
-      // Right after the topics are provisioned a partition's leader may not serve it yet; the probe is
-      // simply sent again in the next round.
-      const sent = await producer
+  /**
+   * Probes each partition, round after round, until every one has come back or is no longer wanted;
+   * each is confirmed as soon as its own probe is read.
+   */
+  async confirm(partitions: readonly number[], targets: ProbeTargets): Promise<void> {
+    const { topic } = this.options;
+    let open = partitions.filter((partition) => targets.wanted(partition));
+    while (open.length > 0) {
+      const came = new Set<number>();
+      const ids = open.map((partition) => {
+        const id = randomUUID();
+        this.waiting.set(id, () => {
+          came.add(partition);
+          targets.confirmed(partition);
+        });
+        return id;
+      });
+      const sent = await this.options
+        .producer()
         .send({
           topic,
           acks: -1,
-          messages: partitions.map((partition, index) => ({
+          messages: open.map((partition, index) => ({
             partition,
             value: null,
             headers: { [headers.correlationId]: ids[index]!, [PROBE_HEADER]: '1' },
@@ -50,20 +59,16 @@ export class ReplyPathProbe {
         })
         .then(
           () => true,
-          (error: Error) => {
-            if (giveUp.aborted) throw error;
-            return false;
-          },
+          () => false,
         );
-      const roundOver = new AbortController();
-      const ok =
-        sent &&
-        (await Promise.race([arrived.then(() => true), sleep(PROBE_ROUND_MS, false, { signal: roundOver.signal }).catch(() => false)]));
-      roundOver.abort();
-      if (!sent) await sleep(NO_PARTITIONS_PAUSE_MS);
+      if (sent) {
+        const deadline = Date.now() + PROBE_ROUND_MS;
+        while (came.size < open.length && Date.now() < deadline) await sleep(10);
+      } else {
+        await sleep(SEND_FAILED_PAUSE_MS);
+      }
       for (const id of ids) this.waiting.delete(id);
-      if (ok) return;
-      if (giveUp.aborted) throw new Error(`the reply consumer did not start reading within ${GIVE_UP_AFTER_MS / 1000} s`);
+      open = open.filter((partition) => !came.has(partition) && targets.wanted(partition));
     }
   }
 }
