@@ -38,11 +38,14 @@ export class ReplyPathProbe {
     let open = partitions.filter((partition) => targets.wanted(partition));
     while (open.length > 0) {
       const came = new Set<number>();
+      let allCame = () => {};
+      const roundDone = new Promise<void>((resolve) => (allCame = resolve));
       const ids = open.map((partition) => {
         const id = randomUUID();
         this.waiting.set(id, () => {
           came.add(partition);
           targets.confirmed(partition);
+          if (came.size === open.length) allCame();
         });
         return id;
       });
@@ -61,12 +64,10 @@ export class ReplyPathProbe {
           () => true,
           () => false,
         );
-      if (sent) {
-        const deadline = Date.now() + PROBE_ROUND_MS;
-        while (came.size < open.length && Date.now() < deadline) await sleep(10);
-      } else {
-        await sleep(SEND_FAILED_PAUSE_MS);
-      }
+      const roundOver = new AbortController();
+      if (sent) await Promise.race([roundDone, sleep(PROBE_ROUND_MS, undefined, { signal: roundOver.signal }).catch(() => undefined)]);
+      else await sleep(SEND_FAILED_PAUSE_MS);
+      roundOver.abort();
       for (const id of ids) this.waiting.delete(id);
       open = open.filter((partition) => !came.has(partition) && targets.wanted(partition));
     }
