@@ -40,7 +40,7 @@ const withServers = {
 /** Suites that start a broker or a stack of their own. */
 const heavy = [
   '<rootDir>/test/reliability/**/*.test.ts',
-  '<rootDir>/test/observability/launcher.test.ts',
+  '<rootDir>/test/observability/launcher*.test.ts',
   '<rootDir>/test/observability/kafka-cli.test.ts',
   '<rootDir>/bench/src/bench.test.ts',
 ];
@@ -72,7 +72,7 @@ module.exports = {
         '<rootDir>/test/deploy/',
         '<rootDir>/test/support/',
         '<rootDir>/test/reliability/',
-        '<rootDir>/test/observability/launcher.test.ts',
+        '<rootDir>/test/observability/launcher',
         '<rootDir>/test/observability/kafka-cli.test.ts',
       ],
     },

@@ -1,8 +1,8 @@
 // `npm start`: the whole stack on one machine, as in production: a broker (Apache Kafka, unless
-// KAFKA_BROKERS names one), the topics, the migrations, then the gateway, the trip-writer and the
-// group-writer as three supervised processes: one that crashes is started again with a growing pause,
-// as compose's `restart: unless-stopped` and Kubernetes do, while the others keep serving. Ctrl-C (or
-// SIGTERM) stops every process it started, broker included.
+// KAFKA_BROKERS names one), the topics, the migrations, then GATEWAY_REPLICAS gateways (gateway i on
+// PORT + i), TRIP_WRITER_REPLICAS trip-writers and a group-writer as supervised processes: one that
+// crashes is started again with a growing pause, as compose's `restart: unless-stopped` and Kubernetes
+// do, while the others keep serving. Ctrl-C (or SIGTERM) stops every process it started, broker included.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,13 +29,18 @@ import { devCredential, repoRoot } from './dev-secret';
 import { serviceNodeArgs } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
 
-const services = ['gateway', 'trip-writer', 'group-writer'] as const;
-type Service = (typeof services)[number];
-/** Each writer serves its metrics on a port of its own; the gateway serves them on PORT. */
-const metricsPortVariable: Partial<Record<Service, 'TRIP_WRITER_METRICS_PORT' | 'GROUP_WRITER_METRICS_PORT'>> = {
-  'trip-writer': 'TRIP_WRITER_METRICS_PORT',
-  'group-writer': 'GROUP_WRITER_METRICS_PORT',
-};
+type Service = 'gateway' | 'trip-writer' | 'group-writer';
+
+/** One process the launcher runs and supervises. */
+interface Instance {
+  /** The service's name, with its index when the launcher runs several of it (gateway-1). */
+  name: string;
+  service: Service;
+  /** The port it listens on (a gateway's HTTP, a writer's metrics); 0 picks a free one. */
+  port: number;
+  /** The variable the port comes from, for the line that says it is taken. */
+  portVariable: string;
+}
 const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A service that ran this long before crashing starts again after the shortest pause. */
@@ -48,6 +53,10 @@ const launcherEnv = z.object({
   KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65534).default(9092),
   KAFKA_TOPIC_PREFIX: topicPrefix,
   PORT: z.coerce.number().check(integer()).default(8080),
+  /** Gateways to run, gateway i on PORT + i. */
+  GATEWAY_REPLICAS: positiveInt(1),
+  /** Trip-writers to run, members of one consumer group; writer i serves its metrics on TRIP_WRITER_METRICS_PORT + i. */
+  TRIP_WRITER_REPLICAS: positiveInt(1),
   TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9464),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
   /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
@@ -106,43 +115,57 @@ async function provisionTopics(brokers: string[], prefix: string): Promise<void>
   }
 }
 
+/** The processes to run: the gateways first, as they are stopped first. */
+function instancesOf(config: z.output<typeof launcherEnv>): Instance[] {
+  const replicas = (service: Service, count: number, base: number, variable: string): Instance[] =>
+    Array.from({ length: count }, (_, index) => ({
+      name: count === 1 ? service : `${service}-${index}`,
+      service,
+      port: base === 0 ? 0 : base + index,
+      portVariable: index === 0 ? variable : `${variable}+${index}`,
+    }));
+  return [
+    ...replicas('gateway', config.GATEWAY_REPLICAS, config.PORT, 'PORT'),
+    ...replicas('trip-writer', config.TRIP_WRITER_REPLICAS, config.TRIP_WRITER_METRICS_PORT, 'TRIP_WRITER_METRICS_PORT'),
+    ...replicas('group-writer', 1, config.GROUP_WRITER_METRICS_PORT, 'GROUP_WRITER_METRICS_PORT'),
+  ];
+}
+
 /**
  * The ports the services will listen on, checked before anything starts: a second `npm start`, or any
  * server on PORT, is refused with one line instead of services crash-looping on EADDRINUSE while the
  * launcher probes the other stack's gateway.
  */
-async function assertServicePortsFree(config: z.output<typeof launcherEnv>): Promise<void> {
-  const ports: Array<[string, number]> = [
-    ['PORT', config.PORT],
-    ['TRIP_WRITER_METRICS_PORT', config.TRIP_WRITER_METRICS_PORT],
-    ['GROUP_WRITER_METRICS_PORT', config.GROUP_WRITER_METRICS_PORT],
-  ];
-  for (const [variable, port] of ports) {
+async function assertServicePortsFree(instances: readonly Instance[]): Promise<void> {
+  for (const { port, portVariable } of instances) {
     if (port === 0) continue;
     try {
       // Every interface, as the services listen.
       await assertPortBindable(port, '::');
     } catch (error) {
-      throw new ConfigError(`${variable}=${port} is in use by another process (another stack?): ${(error as Error).message}`);
+      throw new ConfigError(`${portVariable}=${port} is in use by another process (another stack?): ${(error as Error).message}`);
     }
   }
 }
 
-/** Probes the gateway this launcher started, once that process has said it listens. */
-async function waitForReady(port: number, gatewayStarted: Promise<void>, isStopping: () => boolean): Promise<void> {
-  await gatewayStarted;
+/** Probes each gateway this launcher started, once that process has said it listens. */
+async function waitForReady(ports: readonly number[], gatewaysStarted: Promise<unknown>, isStopping: () => boolean): Promise<void> {
+  await gatewaysStarted;
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && !isStopping()) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.ok) {
-        logger.info(`stack is ready: http://localhost:${port} (GET /readyz is 200)`);
-        return;
-      }
-    } catch {
-      // not listening yet
+  const waiting = new Set(ports);
+  while (waiting.size > 0 && Date.now() < deadline && !isStopping()) {
+    for (const port of waiting) {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (ready) waiting.delete(port);
     }
-    await sleep(500);
+    if (waiting.size > 0) await sleep(500);
+  }
+  if (waiting.size === 0) {
+    const urls = ports.map((port) => `http://localhost:${port}`).join(', ');
+    logger.info(`stack is ready: ${urls} (GET /readyz is 200)`);
   }
 }
 
@@ -161,7 +184,8 @@ function runOnce(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<
 async function main(): Promise<void> {
   const config = loadConfig(launcherEnv);
   const env: NodeJS.ProcessEnv = { ...process.env };
-  await assertServicePortsFree(config);
+  const instances = instancesOf(config);
+  await assertServicePortsFree(instances);
 
   const broker = await chooseBroker(config);
   env.KAFKA_BROKERS = broker.brokers.join(',');
@@ -208,11 +232,15 @@ async function main(): Promise<void> {
     if (!seeded) logger.warn('could not import the example categories; the stack starts without them');
   }
 
-  const children = new Map<Service, ChildProcess>();
+  const children = new Map<string, ChildProcess>();
   let stopping = false;
-  let gatewayHasStarted = false;
-  let gatewayStarted!: () => void;
-  const firstGatewayStart = new Promise<void>((resolve) => (gatewayStarted = resolve));
+  const gatewayStarts = new Map<string, () => void>();
+  const hasStarted = new Set<string>();
+  const gatewaysStarted = Promise.all(
+    instances
+      .filter((instance) => instance.service === 'gateway')
+      .map((instance) => new Promise<void>((resolve) => gatewayStarts.set(instance.name, resolve))),
+  );
   // Each service stops by its own deadline (the gateway's drains for REPLY_TIMEOUT_MS + 1 s); SIGKILL is
   // only for one that failed to.
   const stopGraceMs: Record<Service, number> = {
@@ -222,9 +250,9 @@ async function main(): Promise<void> {
   };
 
   /** Sends SIGTERM and waits for the exit, or SIGKILLs after the service's grace period. */
-  const stopChild = (service: Service) =>
+  const stopChild = ({ name, service }: Instance) =>
     new Promise<void>((resolve) => {
-      const child = children.get(service);
+      const child = children.get(name);
       if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
       const forced = setTimeout(() => child.kill('SIGKILL'), stopGraceMs[service]);
       child.once('exit', () => {
@@ -238,62 +266,63 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'stopping the stack');
-    // The gateway first: its in-flight requests still get their replies while the writers run.
-    await stopChild('gateway');
-    await Promise.all([stopChild('trip-writer'), stopChild('group-writer')]);
+    // The gateways first: their in-flight requests still get their replies while the writers run.
+    await Promise.all(instances.filter((instance) => instance.service === 'gateway').map(stopChild));
+    await Promise.all(instances.filter((instance) => instance.service !== 'gateway').map(stopChild));
     await broker.stop();
     logger.info('stack stopped');
     process.exit(exitCode);
   };
 
-  const launch = (service: Service, crashes: number) => {
-    const metricsVariable = metricsPortVariable[service];
-    const metricsPort = metricsVariable ? { METRICS_PORT: String(config[metricsVariable]) } : {};
+  const launch = (instance: Instance, crashes: number) => {
+    const { name, service, port } = instance;
+    const listen = service === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) };
     const startedAt = Date.now();
     const child = spawn(
       process.execPath,
       [...serviceNodeArgs(service), ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')],
       {
-        env: { ...env, ...metricsPort },
+        env: { ...env, ...listen },
         // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops
         // the services in order; the IPC channel tells a service when the launcher itself is gone.
         detached: true,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       },
     );
-    children.set(service, child);
+    children.set(name, child);
     child.on('message', (message: { event?: string }) => {
       if (service !== 'gateway' || message.event !== 'started') return;
-      gatewayHasStarted = true;
-      gatewayStarted();
+      hasStarted.add(name);
+      gatewayStarts.get(name)?.();
     });
     child.once('exit', (code, signal) => {
-      children.delete(service);
+      children.delete(name);
       if (stopping) return;
-      if (service === 'gateway' && !gatewayHasStarted) {
-        // A gateway that never started may have lost PORT to another process since the check: then no
-        // restart can help, and the stack says so rather than crash-looping.
-        void assertPortBindable(config.PORT, '::').catch((error: Error) => {
-          logger.fatal(`the gateway cannot listen: PORT=${config.PORT} is in use by another process (${error.message})`);
-          void stopAll('the gateway cannot listen', 1);
+      if (service === 'gateway' && !hasStarted.has(name)) {
+        // A gateway that never started may have lost its port to another process since the check: then
+        // no restart can help, and the stack says so rather than crash-looping.
+        void assertPortBindable(port, '::').catch((error: Error) => {
+          logger.fatal(`${name} cannot listen: ${instance.portVariable}=${port} is in use by another process (${error.message})`);
+          void stopAll(`${name} cannot listen`, 1);
         });
       }
       const recent = Date.now() - startedAt < HEALTHY_RUN_MS ? crashes + 1 : 1;
       const pauseMs = Math.min(FIRST_RESTART_DELAY_MS * 2 ** (recent - 1), MAX_RESTART_DELAY_MS);
       logger.error(
-        { process: service, code, signal, restartInMs: pauseMs, crashes: recent },
-        `${service} exited unexpectedly; starting it again`,
+        { process: name, code, signal, restartInMs: pauseMs, crashes: recent },
+        `${name} exited unexpectedly; starting it again`,
       );
       setTimeout(() => {
-        if (!stopping) launch(service, recent);
+        if (!stopping) launch(instance, recent);
       }, pauseMs);
     });
   };
 
-  for (const service of services) launch(service, 0);
+  for (const instance of instances) launch(instance, 0);
   process.on('SIGINT', () => void stopAll('SIGINT'));
   process.on('SIGTERM', () => void stopAll('SIGTERM'));
-  await waitForReady(config.PORT, firstGatewayStart, () => stopping);
+  const gatewayPorts = instances.filter((instance) => instance.service === 'gateway').map((instance) => instance.port);
+  await waitForReady(gatewayPorts, gatewaysStarted, () => stopping);
 }
 
 main().catch((error: Error) => {
