@@ -8,7 +8,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, JAVA_TOOLS_HINT, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { ConfigResourceTypes } from 'kafkajs';
+import { clusterReplicationFactor, createKafka, createLogger, ensureTopics, topicsFor } from '@fleet/shared';
+import { assertPortBindable, freePort, JAVA_TOOLS_HINT, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { localKafkaCluster, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
+import { eventually } from '../support/eventually';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -83,3 +87,93 @@ describe('a port the development broker cannot have', () => {
     expect({ pid: reused.pid, startedHere: reused.startedHere }).toEqual({ pid: broker.pid(), startedHere: false });
   });
 });
+
+describe('a replicated cluster of three nodes (KAFKA_BROKER_COUNT=3)', () => {
+  let dataDir: string;
+  let cluster: LocalKafkaCluster;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-kafka-cluster-'));
+    let base = 0;
+    // Six consecutive free ports: the three brokers, then their controllers.
+    for (let tries = 0; tries < 50 && base === 0; tries += 1) {
+      const candidate = 20_000 + Math.floor(Math.random() * 30_000);
+      const free = await Promise.all(
+        Array.from({ length: 6 }, (_, offset) =>
+          assertPortBindable(candidate + offset).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      if (free.every(Boolean)) base = candidate;
+    }
+    cluster = localKafkaCluster({ dataDir, port: base, tiedToThisProcess: true });
+  });
+  afterAll(async () => {
+    await cluster?.down();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
+  test('starts three nodes on consecutive ports, each with its pid file, that provision topics with three replicas and min.insync 2', async () => {
+    await cluster.up();
+    const ports = cluster.nodes.map((node) => node.brokerPort);
+    expect(cluster.brokers).toEqual(ports.map((port) => `127.0.0.1:${port}`));
+    expect(ports).toEqual([ports[0], ports[0]! + 1, ports[0]! + 2]);
+    for (const node of cluster.nodes) expect(existsSync(path.join(dataDir, `broker-${node.nodeId}.pid`))).toBe(true);
+
+    const admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
+    await admin.connect();
+    try {
+      expect((await admin.describeCluster()).brokers.map((broker) => broker.nodeId).sort()).toEqual([1, 2, 3]);
+      const replicationFactor = await clusterReplicationFactor(admin);
+      expect(replicationFactor).toBe(3);
+      await ensureTopics(admin, { prefix: 'cluster-test', replicationFactor });
+      const topic = topicsFor('cluster-test').tripLocations;
+      // Each broker learns of a new topic from the metadata log a moment after the one that created it.
+      const metadata = await eventually(() => admin.fetchTopicMetadata({ topics: [topic] }), 30_000, {
+        what: 'every broker to know the topic',
+      });
+      expect(metadata.topics[0]!.partitions.every((partition) => partition.replicas.length === 3)).toBe(true);
+      const described = await eventually(
+        () =>
+          admin.describeConfigs({
+            includeSynonyms: false,
+            resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['min.insync.replicas'] }],
+          }),
+        30_000,
+        { what: 'the topic config to be described' },
+      );
+      const [config] = described.resources;
+      expect(config!.configEntries[0]!.configValue).toBe('2');
+    } finally {
+      await admin.disconnect();
+    }
+  }, 180_000);
+
+  test('up() again starts only the node that is not running, on its data', async () => {
+    const before = cluster.nodes.map((node) => node.pid());
+    cluster.nodes[1]!.signal('SIGKILL');
+    await eventuallyDead(before[1]!);
+    await cluster.up();
+    const after = cluster.nodes.map((node) => node.pid());
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[2]);
+    expect(after[1]).not.toBe(before[1]);
+  }, 180_000);
+});
+
+async function eventuallyDead(pid: number): Promise<void> {
+  await eventually(
+    () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    { what: `process ${pid} to end` },
+  );
+}

@@ -1,6 +1,14 @@
 // Direct access to the run's Kafka for assertions: what a topic holds, and producing raw messages.
 import type { Admin, Kafka } from 'kafkajs';
-import { createKafka, createLogger, ensureTopics, producerConfig, topicsFor, waitForLeaders } from '@fleet/shared';
+import {
+  clusterReplicationFactor,
+  createKafka,
+  createLogger,
+  ensureTopics,
+  producerConfig,
+  topicsFor,
+  waitForLeaders,
+} from '@fleet/shared';
 import { testServers } from './harness';
 
 let kafka: Kafka | undefined;
@@ -41,7 +49,7 @@ export async function provisionTopics(prefix: string, brokers?: string[]): Promi
   const other = createKafka({ brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
   await other.connect();
   try {
-    await ensureTopics(other, { prefix, replicationFactor: 1 });
+    await ensureTopics(other, { prefix, replicationFactor: await clusterReplicationFactor(other) });
   } finally {
     await other.disconnect();
   }

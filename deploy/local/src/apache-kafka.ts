@@ -20,7 +20,7 @@ export const JAVA_TOOLS_HINT =
 /** The development broker's home for `npm start` and `npm run kafka:up`. */
 export const defaultDataDir = path.join(repoRoot, '.dev', 'kafka');
 
-const KAFKA_DIR = path.join(repoRoot, 'deploy', 'local', 'kafka');
+export const KAFKA_DIR = path.join(repoRoot, 'deploy', 'local', 'kafka');
 const HEAP = ['-Xmx512m', '-Xms128m'];
 const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 20_000;
@@ -146,14 +146,14 @@ function serverProperties(options: LocalKafkaOptions, logDir: string): string {
 }
 
 /** Kafka's cluster ids are 16 random bytes in URL-safe base64; it refuses one starting with "-". */
-function clusterId(): string {
+export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -162,7 +162,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function readPid(file: string): number | undefined {
+export function readPid(file: string): number | undefined {
   if (!existsSync(file)) return undefined;
   const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
@@ -190,7 +190,7 @@ async function answersMetadata(brokers: string[], deadline: number, stillStartin
   }
 }
 
-async function stopPid(pid: number, pidFile: string): Promise<void> {
+export async function stopPid(pid: number, pidFile: string): Promise<void> {
   if (isAlive(pid)) {
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + STOP_GRACE_MS;
@@ -296,7 +296,9 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   if (options.tiedToThisProcess) {
     // A shell guard holds this process's pipe and ends the JVM when the pipe closes, which happens
     // however this process ends, SIGKILL included.
-    const guard = '"$@" & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
+    // The JVM's console log goes to broker.log (>&2): the pipe back here is read for the pid alone, and a
+    // full pipe would block the broker's logging, and with it the broker.
+    const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
     const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
     child.once('exit', () => {
       exited = true;

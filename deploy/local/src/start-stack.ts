@@ -12,6 +12,7 @@ import {
   createKafka,
   DEFAULT_STOP_DEADLINE_MS,
   createLogger,
+  clusterReplicationFactor,
   ensureTopics,
   integer,
   KILL_MARGIN_MS,
@@ -25,6 +26,7 @@ import {
 } from '@fleet/shared';
 import { z } from 'zod';
 import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { localKafkaCluster } from './kafka-cluster';
 import { devCredential, repoRoot } from './dev-secret';
 import { serviceNodeArgs } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
@@ -50,7 +52,9 @@ const launcherEnv = z.object({
   DATABASE_URL: postgresUrl,
   LOG_LEVEL: logLevel,
   KAFKA_BROKERS: z.string().optional(),
-  KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65534).default(9092),
+  KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65530).default(9092),
+  /** 1: a single local node; 3: a replicated local cluster of three (`KAFKA_BROKER_COUNT=3 npm run kafka:up`). */
+  KAFKA_BROKER_COUNT: z.enum(['1', '3']).default('1').transform(Number),
   KAFKA_TOPIC_PREFIX: topicPrefix,
   PORT: z.coerce.number().check(integer()).default(8080),
   /** Gateways to run, gateway i on PORT + i. */
@@ -85,6 +89,14 @@ async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broke
     logger.info({ brokers: config.KAFKA_BROKERS }, 'broker: the Kafka at KAFKA_BROKERS');
     return { brokers: config.KAFKA_BROKERS.split(','), clientEnv: {}, provision: true, stop: async () => undefined };
   }
+  if (javaToolsPresent() && config.KAFKA_BROKER_COUNT === 3) {
+    const cluster = localKafkaCluster({ dataDir: defaultDataDir, port: config.KAFKA_PORT });
+    const runningBefore = cluster.nodes.some((node) => node.pid() !== undefined);
+    await cluster.up();
+    logger.info({ brokers: cluster.brokers }, `broker: a replicated Apache Kafka of ${cluster.nodes.length} nodes on this machine`);
+    // A cluster that was already running (npm run kafka:up) is left running.
+    return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop: () => (runningBefore ? Promise.resolve() : cluster.down()) };
+  }
   if (javaToolsPresent()) {
     const kafka = await startLocalKafka({ dataDir: defaultDataDir, port: config.KAFKA_PORT });
     logger.info(
@@ -108,7 +120,7 @@ async function provisionTopics(brokers: string[], prefix: string): Promise<void>
   const admin = createKafka({ brokers, clientId: 'fleet-stack', logger }).admin();
   await admin.connect();
   try {
-    const topics = await ensureTopics(admin, { prefix, replicationFactor: 1 });
+    const topics = await ensureTopics(admin, { prefix, replicationFactor: await clusterReplicationFactor(admin) });
     logger.info({ topics: topics.map((topic) => `${topic.topic}:${topic.partitions}`) }, 'topics ready');
   } finally {
     await admin.disconnect();

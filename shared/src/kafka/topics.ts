@@ -115,6 +115,12 @@ export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): 
   }));
 }
 
+/** Three replicas where the cluster has three brokers or more, as production runs; else one per broker. */
+export async function clusterReplicationFactor(admin: Admin): Promise<number> {
+  const { brokers } = await admin.describeCluster();
+  return Math.min(3, brokers.length);
+}
+
 const USABLE_WITHIN_MS = 30_000;
 
 /**

@@ -1,0 +1,214 @@
+// A replicated Apache Kafka on this machine: three KRaft nodes, each broker and controller in one JVM,
+// on KAFKA_PORT, +1 and +2 (their controllers on the three ports after), for the replicated shape
+// production runs (`KAFKA_BROKER_COUNT=3 npm run kafka:up`, and the fault tests of one broker down).
+// Each node keeps its data in <dataDir>/node-<id>/ and its pid in <dataDir>/broker-<id>.pid; starting the
+// cluster again starts whichever nodes are not running, on their data.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import {
+  assertPortBindable,
+  clusterId,
+  isAlive,
+  JAVA_TOOLS_HINT,
+  javaToolsPresent,
+  KAFKA_DIR,
+  KAFKA_VERSION,
+  readPid,
+  resolveKafkaJars,
+  stopPid,
+} from './apache-kafka';
+
+export const CLUSTER_NODES = 3;
+/** Three JVMs share the machine with the stack: each gets a smaller heap than the single node's. */
+const NODE_HEAP = ['-Xmx256m', '-Xms64m'];
+const READY_TIMEOUT_MS = 120_000;
+
+export interface ClusterOptions {
+  dataDir: string;
+  /** Node 1's broker port; node n's is port + n - 1. */
+  port: number;
+  /** Ends the nodes when this process ends, however it ends (tests); otherwise they run on by themselves. */
+  tiedToThisProcess?: boolean;
+}
+
+export interface ClusterNode {
+  nodeId: number;
+  brokerPort: number;
+  controllerPort: number;
+  pid(): number | undefined;
+  signal(signal: NodeJS.Signals): void;
+}
+
+export interface LocalKafkaCluster {
+  brokers: string[];
+  nodes: ClusterNode[];
+  /** Starts the nodes that are not running (all of them the first time); resolves once all answer. */
+  up(): Promise<void>;
+  /** Stops every node. */
+  down(): Promise<void>;
+}
+
+const nodeIds = Array.from({ length: CLUSTER_NODES }, (_, index) => index + 1);
+
+function properties(options: ClusterOptions, nodeId: number, logDir: string): string {
+  const brokerPort = options.port + nodeId - 1;
+  const controllerPort = (id: number) => options.port + CLUSTER_NODES + id - 1;
+  return [
+    'process.roles=broker,controller',
+    `node.id=${nodeId}`,
+    `controller.quorum.voters=${nodeIds.map((id) => `${id}@127.0.0.1:${controllerPort(id)}`).join(',')}`,
+    `listeners=PLAINTEXT://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort(nodeId)}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${logDir}`,
+    // As production: three replicas, a write acknowledged by two of them.
+    'default.replication.factor=3',
+    'min.insync.replicas=2',
+    'offsets.topic.replication.factor=3',
+    'transaction.state.log.replication.factor=3',
+    'transaction.state.log.min.isr=2',
+    'auto.create.topics.enable=false',
+    'group.initial.rebalance.delay.ms=0',
+    '',
+  ].join('\n');
+}
+
+export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
+  const brokers = nodeIds.map((id) => `127.0.0.1:${options.port + id - 1}`);
+  const pidFile = (id: number) => path.join(options.dataDir, `broker-${id}.pid`);
+  const releases = new Map<number, () => void>();
+
+  async function startNode(nodeId: number, id: string): Promise<void> {
+    const nodeDir = path.join(options.dataDir, `node-${nodeId}`);
+    const logDir = path.join(nodeDir, 'log');
+    mkdirSync(logDir, { recursive: true });
+    const brokerPort = options.port + nodeId - 1;
+    const controllerPort = options.port + CLUSTER_NODES + nodeId - 1;
+    for (const port of [brokerPort, controllerPort]) {
+      await assertPortBindable(port).catch((error: Error) => {
+        throw new Error(`cannot start Kafka node ${nodeId}: port ${port} is in use by another process (${error.message})`, {
+          cause: error,
+        });
+      });
+    }
+    const propertiesFile = path.join(nodeDir, 'server.properties');
+    writeFileSync(propertiesFile, properties(options, nodeId, logDir));
+    const classpath = path.join(resolveKafkaJars(), 'lib', '*');
+    const log4j = `-Dlog4j.configuration=file:${path.join(KAFKA_DIR, 'log4j.properties')}`;
+    if (!existsSync(path.join(logDir, 'meta.properties'))) {
+      const format = spawnSync('java', [log4j, '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', id, '-c', propertiesFile], {
+        encoding: 'utf8',
+      });
+      if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
+    }
+    const logFile = openSync(path.join(nodeDir, 'broker.log'), 'a');
+    const java = ['java', ...NODE_HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
+    let pid: number;
+    if (options.tiedToThisProcess) {
+      // As the single node's: a shell guard ends the JVM when this process's pipe closes.
+      // The JVM's console log goes to broker.log (>&2): the pipe back here is read for the pid alone, and a
+      // full pipe would block the broker's logging, and with it the broker.
+      const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
+      const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
+      pid = await new Promise<number>((resolve, reject) => {
+        child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
+        child.once('error', reject);
+      });
+      child.unref();
+      (child.stdin as unknown as { unref(): void }).unref();
+      (child.stdout as unknown as { unref(): void }).unref();
+      releases.set(nodeId, () => child.stdin!.end());
+    } else {
+      const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
+      pid = child.pid!;
+      child.unref();
+    }
+    closeSync(logFile);
+    writeFileSync(pidFile(nodeId), `${pid}\n`);
+  }
+
+  /** Resolves once every node is a registered broker; rejects after READY_TIMEOUT_MS. */
+  async function allAnswer(): Promise<void> {
+    const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    try {
+      for (;;) {
+        try {
+          await admin.connect();
+          const { brokers: registered } = await admin.describeCluster();
+          if (registered.length === CLUSTER_NODES) return;
+        } catch {
+          await admin.disconnect().catch(() => undefined);
+        }
+        if (Date.now() > deadline)
+          throw new Error(`the ${CLUSTER_NODES} Kafka nodes did not all answer within ${READY_TIMEOUT_MS / 1000} s`);
+        await sleep(250);
+      }
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  return {
+    brokers,
+    nodes: nodeIds.map((nodeId) => ({
+      nodeId,
+      brokerPort: options.port + nodeId - 1,
+      controllerPort: options.port + CLUSTER_NODES + nodeId - 1,
+      pid: () => readPid(pidFile(nodeId)),
+      signal(signal) {
+        const pid = readPid(pidFile(nodeId));
+        if (pid !== undefined) process.kill(pid, signal);
+      },
+    })),
+    async up() {
+      if (!javaToolsPresent()) throw new Error(JAVA_TOOLS_HINT);
+      mkdirSync(options.dataDir, { recursive: true });
+      const idFile = path.join(options.dataDir, 'cluster.id');
+      if (!existsSync(idFile)) writeFileSync(idFile, `${clusterId()}\n`);
+      const id = readFileSync(idFile, 'utf8').trim();
+      writeFileSync(path.join(options.dataDir, 'broker.version'), `${KAFKA_VERSION}\n`);
+      for (const nodeId of nodeIds) {
+        const pid = readPid(pidFile(nodeId));
+        if (pid === undefined || !isAlive(pid)) await startNode(nodeId, id);
+      }
+      await allAnswer();
+    },
+    async down() {
+      for (const nodeId of nodeIds) {
+        const pid = readPid(pidFile(nodeId));
+        // A frozen node handles no SIGTERM until it runs again.
+        if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGCONT');
+        if (pid !== undefined) await stopPid(pid, pidFile(nodeId));
+        releases.get(nodeId)?.();
+        rmSync(pidFile(nodeId), { force: true });
+      }
+    },
+  };
+}
+
+/**
+ * The node that is the active KRaft controller now: the leader recorded, at the latest epoch, in the
+ * quorum state each node keeps in its log directory (clients' metadata names a random broker instead).
+ */
+export function activeController(dataDir: string): number | undefined {
+  let latest: { leaderId: number; leaderEpoch: number } | undefined;
+  for (const nodeId of nodeIds) {
+    const file = path.join(dataDir, `node-${nodeId}`, 'log', '__cluster_metadata-0', 'quorum-state');
+    if (!existsSync(file)) continue;
+    try {
+      const state = JSON.parse(readFileSync(file, 'utf8')) as { leaderId?: number; leaderEpoch?: number };
+      if (typeof state.leaderId === 'number' && state.leaderId > 0 && typeof state.leaderEpoch === 'number') {
+        if (!latest || state.leaderEpoch > latest.leaderEpoch) latest = { leaderId: state.leaderId, leaderEpoch: state.leaderEpoch };
+      }
+    } catch {
+      // Being rewritten; the other nodes say it too.
+    }
+  }
+  return latest?.leaderId;
+}
