@@ -217,6 +217,47 @@ function handle(options: LocalKafkaOptions, pid: number, version: string, starte
   };
 }
 
+export interface SpawnedBroker {
+  pid: number;
+  /** True once the JVM (or its guard) has exited. */
+  exited(): boolean;
+  /** Lets a tied broker go: closing the guard's pipe ends the JVM. */
+  release(): void;
+}
+
+/**
+ * Starts a broker's JVM, its console log appended to logPath. `tied`: a shell guard holds this process's
+ * pipe and ends the JVM when the pipe closes, which happens however this process ends, SIGKILL included.
+ */
+export async function spawnBroker(java: string[], logPath: string, tied: boolean): Promise<SpawnedBroker> {
+  const logFile = openSync(logPath, 'a');
+  let exited = false;
+  try {
+    if (!tied) {
+      const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
+      child.once('exit', () => (exited = true));
+      child.unref();
+      return { pid: child.pid!, exited: () => exited, release: () => undefined };
+    }
+    // The JVM's console log goes to the log file (>&2): the pipe back here is read for the pid alone, and
+    // a full pipe would block the broker's logging, and with it the broker.
+    const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
+    const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
+    child.once('exit', () => (exited = true));
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
+      child.once('error', reject);
+    });
+    // Neither the guard nor its pipes may keep this process alive; closing the pipe ends the guard.
+    child.unref();
+    (child.stdin as unknown as { unref(): void }).unref();
+    (child.stdout as unknown as { unref(): void }).unref();
+    return { pid, exited: () => exited, release: () => child.stdin!.end() };
+  } finally {
+    closeSync(logFile);
+  }
+}
+
 /**
  * Starts the broker on its data directory, or reuses the one already running there; resolves once it
  * answers a metadata request.
@@ -288,44 +329,13 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
     if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
   }
 
-  const logFile = openSync(path.join(dataDir, 'broker.log'), 'a');
   const java = ['java', ...HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
-  let pid: number;
-  let exited = false;
-  let release = () => {};
-  if (options.tiedToThisProcess) {
-    // A shell guard holds this process's pipe and ends the JVM when the pipe closes, which happens
-    // however this process ends, SIGKILL included.
-    // The JVM's console log goes to broker.log (>&2): the pipe back here is read for the pid alone, and a
-    // full pipe would block the broker's logging, and with it the broker.
-    const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
-    const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
-    child.once('exit', () => {
-      exited = true;
-    });
-    pid = await new Promise<number>((resolve, reject) => {
-      child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
-      child.once('error', reject);
-    });
-    // Neither the guard nor its pipes may keep this process alive; closing the pipe ends the guard.
-    child.unref();
-    (child.stdin as unknown as { unref(): void }).unref();
-    (child.stdout as unknown as { unref(): void }).unref();
-    release = () => child.stdin!.end();
-  } else {
-    const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
-    child.once('exit', () => {
-      exited = true;
-    });
-    pid = child.pid!;
-    child.unref();
-  }
-  closeSync(logFile);
+  const { pid, exited, release } = await spawnBroker(java, path.join(dataDir, 'broker.log'), options.tiedToThisProcess ?? false);
   writeFileSync(pidFile, `${pid}\n`);
   writeFileSync(versionFile, `${KAFKA_VERSION}\n`);
 
   try {
-    const clusterId = await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => !exited && isAlive(pid));
+    const clusterId = await answersMetadata(brokers, Date.now() + READY_TIMEOUT_MS, () => !exited() && isAlive(pid));
     if (clusterId !== formattedClusterId(logDir)) throw notOurs(clusterId);
   } catch (error) {
     await stopPid(pid, pidFile);

@@ -3,8 +3,8 @@
 // production runs (`KAFKA_BROKER_COUNT=3 npm run kafka:up`, and the fault tests of one broker down).
 // Each node keeps its data in <dataDir>/node-<id>/ and its pid in <dataDir>/broker-<id>.pid; starting the
 // cluster again starts whichever nodes are not running, on their data.
-import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
@@ -18,6 +18,7 @@ import {
   KAFKA_VERSION,
   readPid,
   resolveKafkaJars,
+  spawnBroker,
   stopPid,
 } from './apache-kafka';
 
@@ -106,29 +107,9 @@ export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
       });
       if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
     }
-    const logFile = openSync(path.join(nodeDir, 'broker.log'), 'a');
     const java = ['java', ...NODE_HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
-    let pid: number;
-    if (options.tiedToThisProcess) {
-      // As the single node's: a shell guard ends the JVM when this process's pipe closes.
-      // The JVM's console log goes to broker.log (>&2): the pipe back here is read for the pid alone, and a
-      // full pipe would block the broker's logging, and with it the broker.
-      const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
-      const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
-      pid = await new Promise<number>((resolve, reject) => {
-        child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
-        child.once('error', reject);
-      });
-      child.unref();
-      (child.stdin as unknown as { unref(): void }).unref();
-      (child.stdout as unknown as { unref(): void }).unref();
-      releases.set(nodeId, () => child.stdin!.end());
-    } else {
-      const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
-      pid = child.pid!;
-      child.unref();
-    }
-    closeSync(logFile);
+    const { pid, release } = await spawnBroker(java, path.join(nodeDir, 'broker.log'), options.tiedToThisProcess ?? false);
+    releases.set(nodeId, release);
     writeFileSync(pidFile(nodeId), `${pid}\n`);
   }
 
