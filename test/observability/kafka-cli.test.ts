@@ -125,7 +125,16 @@ describe('a replicated cluster of three nodes (KAFKA_BROKER_COUNT=3)', () => {
     const admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
     await admin.connect();
     try {
-      expect((await admin.describeCluster()).brokers.map((broker) => broker.nodeId).sort()).toEqual([1, 2, 3]);
+      expect(
+        await eventually(
+          async () => {
+            const ids = (await admin.describeCluster()).brokers.map((broker) => broker.nodeId).sort();
+            return ids.length === 3 ? ids : undefined;
+          },
+          30_000,
+          { what: 'three registered brokers' },
+        ),
+      ).toEqual([1, 2, 3]);
       const replicationFactor = await clusterReplicationFactor(admin);
       expect(replicationFactor).toBe(3);
       await ensureTopics(admin, { prefix: 'cluster-test', replicationFactor });
