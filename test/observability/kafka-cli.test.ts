@@ -135,9 +135,15 @@ describe('a replicated cluster of three nodes (KAFKA_BROKER_COUNT=3)', () => {
           { what: 'three registered brokers' },
         ),
       ).toEqual([1, 2, 3]);
-      const replicationFactor = await clusterReplicationFactor(admin);
-      expect(replicationFactor).toBe(3);
-      await ensureTopics(admin, { prefix: 'cluster-test', replicationFactor });
+      expect(
+        await eventually(async () => ((await clusterReplicationFactor(admin)) === 3 ? 3 : undefined), 30_000, {
+          what: 'three replicas to be had',
+        }),
+      ).toBe(3);
+      // A node the controller fenced for a missed heartbeat refuses three replicas until it is back.
+      await eventually(() => ensureTopics(admin, { prefix: 'cluster-test', replicationFactor: 3 }), 60_000, {
+        what: 'the topics provisioned with three replicas',
+      });
       const topic = topicsFor('cluster-test').tripLocations;
       // Each broker learns of a new topic from the metadata log a moment after the one that created it.
       const metadata = await eventually(() => admin.fetchTopicMetadata({ topics: [topic] }), 30_000, {

@@ -29,6 +29,8 @@ export const CLUSTER_NODES = 3;
  */
 const NODE_HEAP = ['-Xmx512m', '-Xms128m'];
 const READY_TIMEOUT_MS = 120_000;
+/** Checks, 250 ms apart, that must all see every node registered before the cluster counts as up. */
+const STEADY_CHECKS = 8;
 
 export interface ClusterOptions {
   dataDir: string;
@@ -78,6 +80,9 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
     'transaction.state.log.min.isr=2',
     'auto.create.topics.enable=false',
     'group.initial.rebalance.delay.ms=0',
+    // Three JVMs starting at once on a small machine can miss a heartbeat or two to the controller; a
+    // fenced broker leaves the cluster short of replicas until it registers again.
+    'broker.session.timeout.ms=18000',
     '',
   ].join('\n');
 }
@@ -116,17 +121,20 @@ export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
     writeFileSync(pidFile(nodeId), `${pid}\n`);
   }
 
-  /** Resolves once every node is a registered broker; rejects after READY_TIMEOUT_MS. */
+  /** Resolves once every node has stayed a registered broker for STEADY_CHECKS checks in a row (2 s); rejects after READY_TIMEOUT_MS. */
   async function allAnswer(): Promise<void> {
     const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
     const deadline = Date.now() + READY_TIMEOUT_MS;
+    let steady = 0;
     try {
       for (;;) {
         try {
           await admin.connect();
           const { brokers: registered } = await admin.describeCluster();
-          if (registered.length === CLUSTER_NODES) return;
+          steady = registered.length === CLUSTER_NODES ? steady + 1 : 0;
+          if (steady === STEADY_CHECKS) return;
         } catch {
+          steady = 0;
           await admin.disconnect().catch(() => undefined);
         }
         if (Date.now() > deadline)
