@@ -1,78 +1,32 @@
 // `npm start`'s launcher supervises the services it runs: one that crashes (SIGKILL, as the kernel's
 // out-of-memory killer would) is started again after a pause, logged, while the others keep serving;
 // and SIGTERM stops every process it started. The launcher runs compiled, as `npm start` runs it.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { freePort } from '../../deploy/local/src/apache-kafka';
 import { eventually } from '../support/eventually';
-import { buildTrip, closeDb, db, postJson, signToken, TEST_API_KEY, TEST_JWT_SECRET, testServers, uniquePrefix } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
+import { launchedServices, launcherEnv, launcherScript, startLauncher, type Launcher, type LauncherLine } from '../support/launcher';
 
 const root = path.resolve(__dirname, '..', '..');
 
-interface Line {
-  msg: string;
-  service?: string;
-  [field: string]: unknown;
-}
-
+let started: Launcher;
 let launcher: ChildProcess;
-const lines: Line[] = [];
-/** The launcher's lines as printed, for what JSON.parse would hide (a key twice). */
-const raw: string[] = [];
+let lines: LauncherLine[];
+let raw: string[];
 let port: number;
+let prefix: string;
 
 /** The services the launcher runs now, by name. */
 function services(): Record<string, number> {
-  const found: Record<string, number> = {};
-  const children = readFileSync(`/proc/${launcher.pid}/task/${launcher.pid}/children`, 'utf8').trim().split(/\s+/);
-  for (const pid of children.filter(Boolean)) {
-    const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-    if (match) found[match[1]!] = Number(pid);
-  }
-  return found;
+  return Object.fromEntries(launchedServices(started).map(({ name, pid }) => [name, pid]));
 }
-
-/** The environment of a launcher on this file's topics and PORT. */
-function launcherEnv(prefix: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    PORT: String(port),
-    TRIP_WRITER_METRICS_PORT: '0',
-    GROUP_WRITER_METRICS_PORT: '0',
-    DATABASE_URL: testServers().databaseUrl,
-    REDIS_URL: testServers().redisUrl,
-    KAFKA_BROKERS: testServers().kafkaBrokers,
-    ...testServers().clientEnv,
-    KAFKA_TOPIC_PREFIX: prefix,
-    CACHE_KEY_PREFIX: `${prefix}:`,
-    JWT_SECRET: TEST_JWT_SECRET,
-    API_KEYS: TEST_API_KEY,
-    LOG_LEVEL: 'info',
-    NODE_ENV: 'production',
-  };
-}
-
-let prefix: string;
 
 beforeAll(async () => {
   port = await freePort();
   prefix = uniquePrefix('launcher');
-  launcher = spawn(process.execPath, [path.join(root, 'deploy/local/dist/start-stack.js')], {
-    cwd: root,
-    env: launcherEnv(prefix),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  createInterface({ input: launcher.stdout! }).on('line', (text) => {
-    raw.push(text);
-    try {
-      lines.push(JSON.parse(text) as Line);
-    } catch {
-      // Not a log line.
-    }
-  });
-  await eventually(() => lines.find((line) => line.msg.startsWith('stack is ready')), 120_000, { what: 'the stack to be ready' });
+  started = await startLauncher(launcherEnv(prefix, port));
+  ({ process: launcher, lines, raw } = started);
 }, 150_000);
 
 afterAll(async () => {
@@ -121,9 +75,9 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
 
 test('a second launcher on the same PORT exits 1 with one line naming the port, starts nothing, and the first keeps serving', async () => {
   const running = services();
-  const second = spawnSync(process.execPath, [path.join(root, 'deploy/local/dist/start-stack.js')], {
+  const second = spawnSync(process.execPath, [launcherScript], {
     cwd: root,
-    env: launcherEnv(prefix),
+    env: launcherEnv(prefix, port),
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -131,7 +85,7 @@ test('a second launcher on the same PORT exits 1 with one line naming the port, 
   const logged = second.stdout
     .trim()
     .split('\n')
-    .map((text) => JSON.parse(text) as Line);
+    .map((text) => JSON.parse(text) as LauncherLine);
   expect(logged).toEqual([
     expect.objectContaining({ level: 60, msg: expect.stringMatching(new RegExp(`^PORT=${port} is in use by another process`)) }),
   ]);

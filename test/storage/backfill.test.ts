@@ -2,13 +2,13 @@
 // from; a backfill spanning a year of days is stored without stalling other devices; the writer's
 // statements touch only the partitions of their own rows; and a batch the database fails for good stops
 // holding its partition (stored command by command, a command that fails alone set aside).
-import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { createLogger, dropDatabase, ensureDatabase, migrate, type TripLocationCommand } from '@fleet/shared';
+import type { TripLocationCommand } from '@fleet/shared';
 import { createPartition } from '../../services/trip-writer/src/trip-partitions';
 import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { closeKafka, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, testServers, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
 
 const SINGLE_PATH = '/fleet/api/v1/trip-location';
@@ -26,25 +26,6 @@ afterAll(async () => {
   await closeKafka();
   await closeDb();
 });
-
-/** A migrated database of this file's own: what it does to trip_locations must not reach the other tests. */
-async function privateDatabase(label: string): Promise<{ url: string; pool: Pool; drop(): Promise<void> }> {
-  const url = new URL(testServers().databaseUrl);
-  url.pathname = `${url.pathname}_${label}_${randomBytes(3).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  await migrate(url.toString(), createLogger('test-setup', 'warn'));
-  const pool = new Pool({ connectionString: url.toString(), max: 4 });
-  // An idle connection ended by the server (the database dropped with FORCE) is no test's failure.
-  pool.on('error', () => undefined);
-  return {
-    url: url.toString(),
-    pool,
-    async drop() {
-      await pool.end();
-      await dropDatabase(url.toString());
-    },
-  };
-}
 
 /** A position of `imei` at noon, `age` days ago. */
 const daysAgo = (imei: string, age: number) => buildTrip({ imei, gpsTime: new Date(Date.now() - age * DAY_MS).toISOString() });
@@ -115,7 +96,7 @@ test('with TRIP_RETENTION_DAYS set, a position already past the retention is ref
 });
 
 describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
-  let database: Awaited<ReturnType<typeof privateDatabase>>;
+  let database: PrivateDatabase;
   let stack: Stack;
   const device = uniqueImei();
   const backfill = Array.from({ length: BACKFILL_DAYS }, (_, age) => daysAgo(device, age + 1));
@@ -193,7 +174,7 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
 });
 
 describe('a batch the database fails for good', () => {
-  let database: Awaited<ReturnType<typeof privateDatabase>>;
+  let database: PrivateDatabase;
   let stack: Stack;
   const poisoned = uniqueImei();
 

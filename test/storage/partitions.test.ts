@@ -1,11 +1,10 @@
 // trip_locations partitioned by day of gps_time: partitions created ahead by the trip-writer and on
 // demand for positions outside them, MAX_FUTURE_SKEW refusing positions from too far ahead, retention
 // dropping whole expired partitions, and the migration that partitioned a table already holding rows.
-import { randomBytes } from 'node:crypto';
 import { runner } from 'node-pg-migrate';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { Registry } from 'prom-client';
-import { createLogger, dropDatabase, ensureDatabase, migrate, migrationsDir } from '@fleet/shared';
+import { createLogger, migrate, migrationsDir } from '@fleet/shared';
 import { createPartitionGuard } from '../../services/trip-writer/src/partition-guard';
 import { maintainPartitions } from '../../services/trip-writer/src/partition-maintenance';
 import { createPartitionMetrics } from '../../services/trip-writer/src/partition-metrics';
@@ -20,9 +19,9 @@ import {
   signToken,
   startStack,
   startWriter,
-  testServers,
   type Stack,
 } from '../support/harness';
+import { privateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
 
 const SINGLE_PATH = '/fleet/api/v1/trip-location';
@@ -52,22 +51,6 @@ async function storedIn(imei: string): Promise<Array<{ id: number; partition: st
     [imei],
   );
   return rows;
-}
-
-/** A database of this test's own, for what must not touch the run's shared one (retention, migration). */
-async function privateDatabase(): Promise<{ url: string; pool: Pool; drop(): Promise<void> }> {
-  const url = new URL(testServers().databaseUrl);
-  url.pathname = `${url.pathname}_storage_${randomBytes(3).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  const pool = new Pool({ connectionString: url.toString(), max: 3 });
-  return {
-    url: url.toString(),
-    pool,
-    async drop() {
-      await pool.end();
-      await dropDatabase(url.toString());
-    },
-  };
 }
 
 describe('on the partitioned table, through the running stack', () => {
@@ -190,7 +173,7 @@ describe('on the partitioned table, through the running stack', () => {
 
 describe('retention', () => {
   test('TRIP_RETENTION_DAYS drops, at the writer start, only the partitions whose whole day is past it, and counts them', async () => {
-    const database = await privateDatabase();
+    const database = await privateDatabase('storage', { migrated: false });
     try {
       await migrate(database.url, createLogger('test-setup', 'warn'));
       const now = Date.now();
@@ -229,7 +212,7 @@ describe('retention', () => {
   });
 
   test('a run finding another writer holding the maintenance lock does nothing; the next one does the work', async () => {
-    const database = await privateDatabase();
+    const database = await privateDatabase('storage', { migrated: false });
     const holder = await database.pool.connect();
     try {
       await migrate(database.url, createLogger('test-setup', 'warn'));
@@ -261,7 +244,7 @@ describe('retention', () => {
 
 describe('the migration that partitions trip_locations', () => {
   test('on a database holding rows, keeps every row with its id, and the next insert gets a larger id', async () => {
-    const database = await privateDatabase();
+    const database = await privateDatabase('storage', { migrated: false });
     try {
       // The schema as it was before partitioning: the first migration only.
       await runner({

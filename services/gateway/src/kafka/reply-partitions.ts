@@ -111,7 +111,9 @@ export class ReplyPartitions {
 
   /** A probe sent to this partition came back: requests may name it. */
   confirm(partition: number): void {
-    if (this.owned.includes(partition) && !this.usable.includes(partition)) this.usable.push(partition);
+    if (!this.owned.includes(partition) || this.usable.includes(partition)) return;
+    // Kept in order, so that pick() on every request is a read of the first.
+    this.usable = [...this.usable, partition].sort((a, b) => a - b);
   }
 
   /** The owned partitions not yet proven read. */
@@ -128,6 +130,6 @@ export class ReplyPartitions {
    * with one message however many of its requests it holds; undefined when there is none.
    */
   pick(): number | undefined {
-    return this.usable.length === 0 ? undefined : Math.min(...this.usable);
+    return this.usable[0];
   }
 }

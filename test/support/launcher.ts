@@ -1,0 +1,73 @@
+// `npm start`'s launcher run compiled, as `npm start` runs it, for the tests of its supervision: its
+// environment on a test's own topics and ports, its log lines as they come, and the services it runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { eventually } from './eventually';
+import { TEST_API_KEY, TEST_JWT_SECRET, testServers } from './harness';
+
+const root = path.resolve(__dirname, '..', '..');
+
+export interface LauncherLine {
+  msg: string;
+  service?: string;
+  [field: string]: unknown;
+}
+
+export interface Launcher {
+  process: ChildProcess;
+  /** Its log lines, parsed. */
+  lines: LauncherLine[];
+  /** Its lines as printed, for what JSON.parse would hide (a key twice). */
+  raw: string[];
+}
+
+/** A launcher's environment on the run's servers, these topics and this PORT; writers' metrics on free ports. */
+export function launcherEnv(prefix: string, port: number, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    PORT: String(port),
+    TRIP_WRITER_METRICS_PORT: '0',
+    GROUP_WRITER_METRICS_PORT: '0',
+    DATABASE_URL: testServers().databaseUrl,
+    REDIS_URL: testServers().redisUrl,
+    KAFKA_BROKERS: testServers().kafkaBrokers,
+    ...testServers().clientEnv,
+    KAFKA_TOPIC_PREFIX: prefix,
+    CACHE_KEY_PREFIX: `${prefix}:`,
+    JWT_SECRET: TEST_JWT_SECRET,
+    API_KEYS: TEST_API_KEY,
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+    ...overrides,
+  };
+}
+
+export const launcherScript = path.join(root, 'deploy/local/dist/start-stack.js');
+
+/** Starts a launcher and resolves once it says the stack is ready. */
+export async function startLauncher(env: NodeJS.ProcessEnv): Promise<Launcher> {
+  const child = spawn(process.execPath, [launcherScript], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const launcher: Launcher = { process: child, lines: [], raw: [] };
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    launcher.raw.push(text);
+    try {
+      launcher.lines.push(JSON.parse(text) as LauncherLine);
+    } catch {
+      // Not a log line.
+    }
+  });
+  await eventually(() => launcher.lines.find((line) => line.msg.startsWith('stack is ready')), 120_000, { what: 'the stack to be ready' });
+  return launcher;
+}
+
+/** The services a launcher runs now: each process's service name and pid. */
+export function launchedServices(launcher: Launcher): Array<{ name: string; pid: number }> {
+  const pid = launcher.process.pid!;
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+  return children.filter(Boolean).flatMap((child) => {
+    const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(readFileSync(`/proc/${child}/cmdline`, 'utf8'));
+    return match ? [{ name: match[1]!, pid: Number(child) }] : [];
+  });
+}
