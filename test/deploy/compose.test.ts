@@ -10,6 +10,7 @@ import {
   composeDurationMs,
   composeEnv,
   createTopicsCommand,
+  interpolate,
   loadCompose,
   parseYaml,
   readRepoFile,
@@ -23,7 +24,8 @@ const compose = loadCompose();
 const services = compose.services;
 const appServices = ['gateway', 'trip-writer', 'group-writer'];
 const oneShots = ['init', 'migrate'];
-const infrastructure = ['postgres', 'redis', 'kafka'];
+const kafkaNodes = ['kafka-1', 'kafka-2', 'kafka-3'];
+const infrastructure = ['postgres', 'redis', ...kafkaNodes];
 const observability = ['prometheus', 'grafana'];
 
 /** Where a service mounts a repository file or folder: `./deploy/x:/etc/y:ro` -> /etc/y for deploy/x. */
@@ -63,12 +65,14 @@ describe('docker-compose.yml', () => {
   test('runs PostgreSQL 15, Redis 7 and the Apache Kafka of the local broker in KRaft mode from their official images', () => {
     expect(services.postgres?.image).toBe('postgres:15');
     expect(services.redis?.image).toBe('redis:7');
-    expect(services.kafka?.image).toBe(`apache/kafka:${KAFKA_VERSION}`);
-    const kafkaEnv = composeEnv(services.kafka!);
-    expect(kafkaEnv.get('KAFKA_PROCESS_ROLES')?.split(',').sort()).toEqual(['broker', 'controller']);
-    expect(kafkaEnv.get('KAFKA_CONTROLLER_QUORUM_VOTERS')).toMatch(/^1@kafka:\d+$/);
-    expect(kafkaEnv.get('CLUSTER_ID')).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    expect(kafkaEnv.get('KAFKA_AUTO_CREATE_TOPICS_ENABLE')).toBe('false');
+    for (const name of kafkaNodes) {
+      expect(services[name]?.image).toBe(`apache/kafka:${KAFKA_VERSION}`);
+      const kafkaEnv = composeEnv(services[name]!);
+      expect(kafkaEnv.get('KAFKA_PROCESS_ROLES')?.split(',').sort()).toEqual(['broker', 'controller']);
+      expect(kafkaEnv.get('CLUSTER_ID')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(kafkaEnv.get('KAFKA_AUTO_CREATE_TOPICS_ENABLE')).toBe('false');
+    }
+    expect(new Set(kafkaNodes.map((name) => composeEnv(services[name]!).get('CLUSTER_ID'))).size).toBe(1);
     expect(Object.keys(services).filter((name) => /zookeeper/i.test(name))).toEqual([]);
   });
 
@@ -104,11 +108,11 @@ describe('docker-compose.yml', () => {
   test('the gateway and the writers start after the topics and the schema exist', () => {
     for (const name of appServices) {
       const dependsOn = services[name]!.depends_on ?? {};
-      expect(Object.keys(dependsOn)).toEqual(expect.arrayContaining(['postgres', 'kafka', 'init', 'migrate']));
+      expect(Object.keys(dependsOn)).toEqual(expect.arrayContaining(['postgres', ...kafkaNodes, 'init', 'migrate']));
     }
     expect(Object.keys(services.gateway!.depends_on ?? {})).toContain('redis');
     expect(Object.keys(services.migrate!.depends_on ?? {})).toEqual(['postgres']);
-    expect(Object.keys(services.init!.depends_on ?? {})).toEqual(['kafka']);
+    expect(Object.keys(services.init!.depends_on ?? {})).toEqual(kafkaNodes);
   });
 
   test('writers can run as several replicas: no container name and no published host port', () => {
@@ -121,14 +125,22 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('init creates the topics with the application image and the create-topics command, for one broker', () => {
+  test('gateways can run as several replicas: each takes a host port of a published range', () => {
+    const ports = (services.gateway!.ports ?? []).map((port) => interpolate(String(port)));
+    expect(ports).toHaveLength(1);
+    const [, first, last, target] = /^(\d+)-(\d+):(\d+)$/.exec(ports[0]!) ?? [];
+    expect(Number(target)).toBe(Number(composeEnv(services.gateway!).get('PORT')));
+    expect(Number(last) - Number(first)).toBeGreaterThanOrEqual(1);
+  });
+
+  test('init creates the topics with the application image and the create-topics command, for three brokers', () => {
     const init = services.init!;
     expect(init.image).toBe(services.gateway!.image);
     expect(init.build).toEqual(services.gateway!.build);
     expect(init.command).toEqual(createTopicsCommand);
     expect(init.volumes).toBeUndefined();
     const env = composeEnv(init);
-    expect(Number(env.get('TOPIC_REPLICATION_FACTOR'))).toBe(1);
+    expect(Number(env.get('TOPIC_REPLICATION_FACTOR'))).toBe(kafkaNodes.length);
     expect(env.get('KAFKA_BROKERS')).toBe(composeEnv(services.gateway!).get('KAFKA_BROKERS'));
   });
 

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { REPLICATED } from '@fleet/shared';
 import { Kafka, logLevel } from 'kafkajs';
 import {
   assertPortBindable,
@@ -57,6 +58,15 @@ export interface LocalKafkaCluster {
   down(): Promise<void>;
 }
 
+/** As production: three replicas, a write acknowledged by two of them, the internal topics included. */
+export const clusterReplication = {
+  'default.replication.factor': REPLICATED.replicationFactor,
+  'min.insync.replicas': REPLICATED.minInsyncReplicas,
+  'offsets.topic.replication.factor': REPLICATED.replicationFactor,
+  'transaction.state.log.replication.factor': REPLICATED.replicationFactor,
+  'transaction.state.log.min.isr': REPLICATED.minInsyncReplicas,
+} as const;
+
 const nodeIds = Array.from({ length: CLUSTER_NODES }, (_, index) => index + 1);
 
 function properties(options: ClusterOptions, nodeId: number, logDir: string): string {
@@ -72,12 +82,7 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
     'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'inter.broker.listener.name=PLAINTEXT',
     `log.dirs=${logDir}`,
-    // As production: three replicas, a write acknowledged by two of them.
-    'default.replication.factor=3',
-    'min.insync.replicas=2',
-    'offsets.topic.replication.factor=3',
-    'transaction.state.log.replication.factor=3',
-    'transaction.state.log.min.isr=2',
+    ...Object.entries(clusterReplication).map(([key, value]) => `${key}=${value}`),
     'auto.create.topics.enable=false',
     'group.initial.rebalance.delay.ms=0',
     // Three JVMs starting at once on a small machine can miss a heartbeat or two to the controller; a

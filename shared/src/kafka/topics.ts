@@ -65,14 +65,21 @@ export interface EnsureTopicsOptions {
   replicationFactor: number;
 }
 
+/** Production's replication: three replicas, and a write acknowledged once two of them hold it. */
+export const REPLICATED = { replicationFactor: 3, minInsyncReplicas: 2 } as const;
+
+/** With three replicas a write acknowledged by all in-sync replicas survives one broker being down. */
+export function minInsyncReplicas(replicationFactor: number): number {
+  return replicationFactor >= REPLICATED.replicationFactor ? REPLICATED.minInsyncReplicas : 1;
+}
+
 /**
  * Creates the topics that are missing, grows any with fewer partitions than the table, and sets each
  * topic's retention and min.insync.replicas to the table's. Safe to run again and from several processes.
  */
 export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): Promise<ProvisionedTopic[]> {
   const names = topicsFor(options.prefix);
-  // With three replicas a write acknowledged by all in-sync replicas survives one broker being down.
-  const minInsync = options.replicationFactor >= 3 ? 2 : 1;
+  const minInsync = minInsyncReplicas(options.replicationFactor);
   const configOf = (spec: TopicSpec): ITopicConfig['configEntries'] => [
     { name: 'retention.ms', value: String(spec.retentionMs) },
     { name: 'min.insync.replicas', value: String(minInsync) },
@@ -118,7 +125,7 @@ export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): 
 /** Three replicas where the cluster has three brokers or more, as production runs; else one per broker. */
 export async function clusterReplicationFactor(admin: Admin): Promise<number> {
   const { brokers } = await admin.describeCluster();
-  return Math.min(3, brokers.length);
+  return Math.min(REPLICATED.replicationFactor, brokers.length);
 }
 
 const USABLE_WITHIN_MS = 30_000;
