@@ -58,6 +58,7 @@ test('every scenario runs against the started stack and is answered without erro
     'trip create, JSON',
     'trip create, form',
     'trip batch, 100 positions',
+    'trip batch, 100 devices',
     'vehicle group create, 10 ids',
     'last-location read',
     'history page, one device one day',
@@ -97,6 +98,7 @@ test('the peak memory of every service is read, and every target is reported', (
     'errors, all scenarios',
     'trip create p99 / hello-world p99',
     'trip batch positions/s / trip create req/s',
+    'trip batch of 100 devices positions/s / trip batch of one device positions/s',
     'last-location read / hello-world',
     'history page p99 (ms)',
     'trip create / hello-world, against the last run before partitioning',
@@ -191,9 +193,14 @@ test('the batch scenario counts the positions it stored, and is compared with si
   expect(batch.positionsPerSecond).toBeCloseTo(batch.requestsPerSecond * 100, 6);
   expect(report.scenarios.filter((scenario) => scenario.positionsPerSecond !== undefined).map((scenario) => scenario.name)).toEqual([
     'trip batch, 100 positions',
+    'trip batch, 100 devices',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
   ]);
+  const manyDevices = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 devices')!;
+  expect(manyDevices.positionsPerSecond).toBeCloseTo(manyDevices.requestsPerSecond * 100, 6);
+  const spread = report.targets.find((target) => target.what.startsWith('trip batch of 100 devices'))!;
+  expect(spread.value).toBeCloseTo(manyDevices.positionsPerSecond! / batch.positionsPerSecond!, 10);
   const gain = report.targets.find((target) => target.what === 'trip batch positions/s / trip create req/s')!;
   expect(gain.value).toBeCloseTo(batch.positionsPerSecond! / batch.baseline.requestsPerSecond / trip.ratio, 10);
   expect(gain).toMatchObject({ target: '>= 8x', met: gain.value >= 8 });

@@ -15,7 +15,7 @@ import { SignJWT } from 'jose';
 import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
-import { benchTargets, ratioTo } from './targets';
+import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { capacityModel, type CapacityModel } from './capacity';
 import { pendingReplies, postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
@@ -401,6 +401,20 @@ function bufferedTrack(count: number) {
   }));
 }
 
+/** One position of each of `count` devices, as a tracker aggregator or a protocol gateway forwards them. */
+function aggregatedBatch(count: number) {
+  sequence += 1;
+  return Array.from({ length: count }, (_, i) => ({
+    imei: `ba${process.pid}${sequence}d${i}`,
+    gpsTime: new Date(benchStart + sequence * 1000).toISOString(),
+    latitude: -6.2 + i / 1000,
+    longitude: 106.8,
+    speed: i % 120,
+    ignition: true,
+    satellite: 9,
+  }));
+}
+
 const BATCH_POSITIONS = 100;
 /** Distinct token subjects the load is spread over, as devices and apps each hold their own. */
 const BENCH_DEVICE_TOKENS = 64;
@@ -579,6 +593,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           path: '/fleet/api/v1/trip-location/batch',
           headers: () => ({ ...bearer(), ...json }),
           body: () => JSON.stringify(bufferedTrack(BATCH_POSITIONS)),
+          positions: BATCH_POSITIONS,
+          refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
+        },
+      },
+      {
+        name: MANY_DEVICES_BATCH,
+        url: gatewayUrl,
+        request: {
+          method: 'POST',
+          path: '/fleet/api/v1/trip-location/batch',
+          headers: () => ({ ...bearer(), ...json }),
+          body: () => JSON.stringify(aggregatedBatch(BATCH_POSITIONS)),
           positions: BATCH_POSITIONS,
           refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
         },

@@ -83,17 +83,17 @@ export async function produceRaw(
 /** Reads a topic from the beginning until `count` messages have arrived or the time is up. */
 export async function readTopic(topic: string, count: number, timeoutMs = 15_000) {
   const consumer = testKafka().consumer({ groupId: `fleet-tests-reader-${Math.random().toString(16).slice(2)}`, maxWaitTimeInMs: 100 });
-  const received: Array<{ key: string | undefined; value: string | undefined; headers: Record<string, string> }> = [];
+  const received: Array<{ partition: number; key: string | undefined; value: string | undefined; headers: Record<string, string> }> = [];
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       void consumer.run({
-        eachMessage: async ({ message }) => {
+        eachMessage: async ({ partition, message }) => {
           const headers: Record<string, string> = {};
           for (const [name, value] of Object.entries(message.headers ?? {})) headers[name] = String(value);
-          received.push({ key: message.key?.toString(), value: message.value?.toString(), headers });
+          received.push({ partition, key: message.key?.toString(), value: message.value?.toString(), headers });
           if (received.length >= count) {
             clearTimeout(timer);
             resolve();

@@ -32,6 +32,8 @@ async function post(target: string, body: string | Buffer, headers: Record<strin
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }
 
+const commandsOfSingle = (message: { value: string | undefined }) => (JSON.parse(message.value!) as { gpsTime: string }).gpsTime;
+
 const ndjson = (trips: unknown[]) => `${trips.map((trip) => JSON.stringify(trip)).join('\n')}\n`;
 
 const postNdjson = (body: string | Buffer, headers: Record<string, string> = {}) =>
@@ -196,30 +198,44 @@ describe('storing', () => {
     await expectStoredAsSent(trips, okItems(first.body));
   });
 
-  test("each device's positions travel to the trip-writer as one message, in the order it sent them", async () => {
+  test("a batch's positions bound for one partition travel as one message, each device's in its order, where its single posts go", async () => {
     const topic = `${stack.prefix}.trip-locations`;
-    const [first, second] = [track(3), track(2)];
-    const trips = [first[0]!, second[0]!, first[1]!, second[1]!, first[2]!];
+    const devices = Array.from({ length: 30 }, () => track(2));
+    // Interleaved, as an aggregator forwards them: a, b, c, ..., then each device's second position.
+    const trips = [...devices.map((positions) => positions[0]!), ...devices.map((positions) => positions[1]!)];
+    const imeis = new Set(devices.map((positions) => String(positions[0]!.imei)));
     const before = await messagesIn(topic);
 
     const res = await postJson(url, trips, auth);
-
     expect(res.status).toBe(200);
-    expect(res.body.data.accepted).toBe(5);
-    expect(await messagesIn(topic)).toBe(before + 2);
-    const published = (await readTopic(topic, before + 2)).filter(
-      (message) => message.key === first[0]!.imei || message.key === second[0]!.imei,
-    );
-    const timesByDevice = Object.fromEntries(
-      published.map((message) => [
-        message.key,
-        (JSON.parse(message.value!) as Array<{ gpsTime: string }>).map((command) => command.gpsTime),
-      ]),
-    );
-    expect(timesByDevice).toEqual({
-      [String(first[0]!.imei)]: first.map((trip) => trip.gpsTime),
-      [String(second[0]!.imei)]: second.map((trip) => trip.gpsTime),
-    });
+    expect(res.body.data.accepted).toBe(60);
+    // One more post of a device, which the producer places by its key alone.
+    const single = buildTrip({ imei: devices[0]![0]!.imei, gpsTime: new Date(Date.now() - 3_600_000).toISOString() });
+    expect((await postJson(`${stack.url}${SINGLE_PATH}`, single, auth)).status).toBe(200);
+
+    const published = await readTopic(topic, await messagesIn(topic));
+    const lists = published.filter((message) => message.value!.startsWith('['));
+    const commandsOf = (message: { value: string | undefined }) => JSON.parse(message.value!) as Array<{ imei: string; gpsTime: string }>;
+    const ours = lists.filter((message) => commandsOf(message).some((command) => imeis.has(command.imei)));
+    const partitionOf = new Map<string, number>();
+    const timesOf = new Map<string, string[]>();
+    for (const message of ours) {
+      for (const { imei, gpsTime } of commandsOf(message)) {
+        // A device is never split between two messages, and a message holds a single partition's devices.
+        expect({ imei, partition: partitionOf.get(imei) ?? message.partition }).toEqual({ imei, partition: message.partition });
+        partitionOf.set(imei, message.partition);
+        timesOf.set(imei, [...(timesOf.get(imei) ?? []), gpsTime]);
+      }
+    }
+    expect(ours).toHaveLength(new Set(partitionOf.values()).size);
+    expect(ours.length).toBeLessThan(imeis.size);
+    expect(published).toHaveLength(before + ours.length + 1);
+    for (const positions of devices) {
+      const imei = String(positions[0]!.imei);
+      expect({ imei, times: timesOf.get(imei) }).toEqual({ imei, times: positions.map((trip) => trip.gpsTime) });
+    }
+    const singlePost = published.find((message) => !message.value!.startsWith('[') && commandsOfSingle(message) === single.gpsTime);
+    expect(singlePost?.partition).toBe(partitionOf.get(String(single.imei)));
   });
 
   test('a batch of 1,000 positions is stored exactly once, each device in the order it sent', async () => {

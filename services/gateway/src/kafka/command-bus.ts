@@ -13,6 +13,7 @@ import { ReplyListener } from './reply-listener';
 import { RenewingProducer } from './renewing-producer';
 import { ReplyPartitions } from './reply-partitions';
 import { ReplyPathProbe } from './reply-path-probe';
+import { TopicLayout } from './topic-layout';
 
 export interface CommandBusOptions {
   kafka: Kafka;
@@ -43,18 +44,22 @@ export interface CommandBusOptions {
 
 export interface CommandRequest {
   topic: string;
-  key: string;
+  /** Places the message (the producer's partitioner) unless `partition` does; null with a partition. */
+  key: string | null;
+  partition?: number;
   value: unknown;
   headers?: Record<string, string>;
 }
 
 /**
- * Commands that share a key, published as one message: they reach one partition in their order, cost
- * one record, one correlation id and one reply entry, and are stored and answered as the message's.
+ * Commands published as one message: they reach one partition in their order, cost one record, one
+ * correlation id and one reply entry, and are stored and answered as the message's. They share a key,
+ * or they share a partition (`partitionOf` of each command's key) and name it.
  */
 export interface CommandListRequest {
   topic: string;
-  key: string;
+  key: string | null;
+  partition?: number;
   values: readonly unknown[];
   headers?: Record<string, string>;
 }
@@ -92,6 +97,7 @@ export class CommandBus {
   private readonly replies: ReplyListener;
   private readonly probe: ReplyPathProbe;
   private readonly partitions = new ReplyPartitions();
+  private readonly layout = new TopicLayout();
   /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
   private readonly tag = randomBytes(4).toString('hex');
   private assignedOnce: (confirming: Promise<void>) => void = () => undefined;
@@ -111,7 +117,7 @@ export class CommandBus {
     const deadline = timeout(options.publishTimeoutMs, TimeoutStrategy.Aggressive);
     this.pending = new PendingReplies({ replyTimeoutMs: options.replyTimeoutMs, onSettled: options.onReply });
     this.health = new BrokerHealth({
-      check: () => deadline.execute(() => this.admin.fetchTopicMetadata({ topics: [topics.replies] })),
+      check: () => deadline.execute(() => this.describeTopics()),
       intervalMs: HEALTH_INTERVAL_MS,
       logger,
     });
@@ -155,9 +161,17 @@ export class CommandBus {
     });
   }
 
+  /** Asks the broker for the topics' partitions: the health check, and the layout `partitionOf` reads. */
+  private async describeTopics(): Promise<void> {
+    const { topics } = this.options;
+    const metadata = await this.admin.fetchTopicMetadata({ topics: [topics.replies, topics.tripLocations, topics.vehicleGroups] });
+    this.layout.update(metadata.topics);
+  }
+
   async start(): Promise<void> {
     await this.producer.connect();
     await this.admin.connect();
+    await this.describeTopics();
     await this.replies.start();
     const giveUp = timeout(REPLY_PATH_TIMEOUT_MS, TimeoutStrategy.Aggressive);
     await giveUp
@@ -216,6 +230,11 @@ export class CommandBus {
     return undefined;
   }
 
+  /** The partition of `topic` a message keyed `key` lands on; undefined while the topic is not described. */
+  partitionOf(topic: string, key: string): number | undefined {
+    return this.layout.partitionOf(topic, key);
+  }
+
   pendingCount(): number {
     return this.pending.size;
   }
@@ -270,6 +289,7 @@ export class CommandBus {
       commands,
       message: {
         key: command.key,
+        partition: command.partition,
         value: JSON.stringify(command.value),
         headers: {
           ...command.headers,

@@ -1,10 +1,11 @@
 // Use case: a device or an aggregator uploads the positions it buffered while out of coverage. Each
-// position is the command a single post makes (same schema, same topic, keyed by IMEI, stored
-// idempotently by the trip-writer); a device's positions travel together as one message, a list of
-// commands, in the order it sent them. That message is where a batch saves its cost: one record, one
-// correlation id and one reply for a device's hundred positions instead of a hundred of each. A token
-// restricted to one device has the whole batch refused when any position names another device: nothing
-// is stored.
+// position is the command a single post makes (same schema, same topic, placed by IMEI, stored
+// idempotently by the trip-writer); the positions bound for one partition travel together as one
+// message, a list of commands in the order they were sent. That message is where a batch saves its cost:
+// one record, one correlation id and one reply for a partition's share of the batch, whether it holds
+// one device's hundred positions or an aggregator's hundred devices. Each device's positions land on the
+// partition its single posts land on, so its order holds. A token restricted to one device has the
+// whole batch refused when any position names another device: nothing is stored.
 import { z } from 'zod';
 import { AppError, maxLength, minLength, typeError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
 import { requireOwnDevice } from '../auth/device-claim';
@@ -39,6 +40,16 @@ function itemOf(index: number, reply: CommandReply): BatchItem {
   return { index, error: error.toJSON() };
 }
 
+/** One message of the batch: the positions of one partition (or, before the layout is known, one device). */
+interface Message {
+  partition: number | undefined;
+  /** The first device's IMEI. */
+  key: string;
+  imeis: Set<string>;
+  indexes: number[];
+  commands: TripLocationCommand[];
+}
+
 /** `device`: the only device the token may write positions of, or undefined when it is not restricted. */
 export async function recordTripBatch(
   body: unknown,
@@ -53,8 +64,9 @@ export async function recordTripBatch(
   const receivedAt = new Date().toISOString();
 
   const items: BatchItem[] = [];
-  /** Each device's valid positions, in request order, with their indexes in the batch. */
-  const byDevice = new Map<string, { indexes: number[]; commands: TripLocationCommand[] }>();
+  const perDevice = new Map<string, number>();
+  /** The valid positions bound for each partition, in request order, with their indexes in the batch. */
+  const messages = new Map<number | string, Message>();
   batch.data.forEach((position, index) => {
     const parsed = deps.tripRequest.safeParse(position);
     if (!parsed.success) {
@@ -62,20 +74,31 @@ export async function recordTripBatch(
       return;
     }
     const command: TripLocationCommand = { ...parsed.data, receivedAt };
-    let device = byDevice.get(command.imei);
-    if (!device) byDevice.set(command.imei, (device = { indexes: [], commands: [] }));
-    device.indexes.push(index);
-    device.commands.push(command);
+    perDevice.set(command.imei, (perDevice.get(command.imei) ?? 0) + 1);
+    // Before the topic's layout is known, a device's positions still travel together, keyed by it.
+    const partition = deps.bus.partitionOf(deps.topic, command.imei);
+    const place = partition ?? command.imei;
+    let message = messages.get(place);
+    if (!message) messages.set(place, (message = { partition, key: command.imei, imeis: new Set(), indexes: [], commands: [] }));
+    message.imeis.add(command.imei);
+    message.indexes.push(index);
+    message.commands.push(command);
   });
 
   // Only valid positions count against their device, and a refusal refuses the whole batch.
-  await deps.admit(new Map(Array.from(byDevice, ([imei, device]) => [imei, device.commands.length])));
-  if (byDevice.size > 0) {
-    const devices = [...byDevice];
+  await deps.admit(perDevice);
+  if (messages.size > 0) {
+    const lists = [...messages.values()];
     const replies = await deps.bus.requestLists(
-      devices.map(([imei, device]) => ({ topic: deps.topic, key: imei, values: device.commands, headers: { 'request-id': requestId } })),
+      lists.map(({ partition, key, imeis, commands }) => ({
+        topic: deps.topic,
+        // A message of one device keeps its key; one of several names its partition alone.
+        ...(imeis.size === 1 || partition === undefined ? { key } : { key: null, partition }),
+        values: commands,
+        headers: { 'request-id': requestId },
+      })),
     );
-    devices.forEach(([, device], at) => device.indexes.forEach((index, position) => items.push(itemOf(index, replies[at]![position]!))));
+    lists.forEach((list, at) => list.indexes.forEach((index, position) => items.push(itemOf(index, replies[at]![position]!))));
     items.sort((a, b) => a.index - b.index);
   }
 

@@ -1,0 +1,28 @@
+// Which partition of a command topic a key lands on, as the producer's own partitioner would place it.
+// A batch from many devices is published as one message per partition rather than one per device, and
+// each device's positions must still reach the partition its single posts reach, so the gateway asks
+// the same partitioner (kafkajs's default, Java's murmur2) with the partition counts the broker reports.
+import { Partitioners, type ITopicMetadata, type PartitionMetadata } from 'kafkajs';
+
+export class TopicLayout {
+  private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly partitions = new Map<string, PartitionMetadata[]>();
+
+  /** Takes the partitions of each topic from a metadata answer; a topic the answer lacks keeps its last. */
+  update(topics: readonly ITopicMetadata[]): void {
+    for (const { name, partitions } of topics) {
+      if (partitions.length > 0)
+        this.partitions.set(
+          name,
+          [...partitions].sort((a, b) => a.partitionId - b.partitionId),
+        );
+    }
+  }
+
+  /** The partition `key` lands on, or undefined while the topic's layout is not known yet. */
+  partitionOf(topic: string, key: string): number | undefined {
+    const partitionMetadata = this.partitions.get(topic);
+    if (partitionMetadata === undefined) return undefined;
+    return this.partitioner({ topic, partitionMetadata, message: { key, value: null } });
+  }
+}
