@@ -9,6 +9,8 @@ export type ErrorCategory =
   | 'notFound'
   | 'methodNotAllowed'
   | 'timedOut'
+  /** What the request would create exists already. */
+  | 'conflict'
   | 'tooLarge'
   | 'unsupported'
   | 'unprocessable'
@@ -23,6 +25,10 @@ export const errorCodes = {
   tokenRequired: { code: 'E-G1/1-01', category: 'unauthenticated', message: 'Authentication token is required' },
   scopeMissing: { code: 'E-G1/1-02', category: 'forbidden', message: 'The token does not grant this operation' },
   deviceForbidden: { code: 'E-G1/1-03', category: 'forbidden', message: 'The token may only write positions of its own device' },
+  deviceKeyUnknown: { code: 'E-G1/1-04', category: 'unauthenticated', message: 'The device key is not registered' },
+  deviceKeyMismatch: { code: 'E-G1/1-05', category: 'forbidden', message: 'The device key belongs to another device' },
+  deviceExists: { code: 'E-C1/1-01', category: 'conflict', message: 'This device is already registered' },
+  deviceNotFound: { code: 'E-N1/1-05', category: 'notFound', message: 'No such device' },
   tokenInvalid: { code: 'E-V1/1-03', category: 'invalid', message: 'An error occurred while executing the query' },
   validationFailed: { code: 'E-V1/1-01', category: 'invalid', message: 'The request body is invalid' },
   malformedBody: { code: 'E-V1/1-02', category: 'invalid', message: 'The request body could not be parsed' },

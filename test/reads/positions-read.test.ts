@@ -87,6 +87,7 @@ describe('last location', () => {
         door2: true,
         temp: -18.5,
         fuel_percentage: 63.2,
+        attributes: null,
         receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       },
     });
@@ -246,6 +247,7 @@ describe('trip locations', () => {
           door2: null,
           temp: null,
           fuel_percentage: null,
+          attributes: null,
           receivedAt: expect.any(String),
         },
       ],

@@ -15,6 +15,7 @@ import {
   signToken,
   startStack,
   TEST_JWT_SECRET,
+  uniqueDeviceImei,
   uniqueImei,
   type Stack,
 } from '../support/harness';
@@ -102,6 +103,16 @@ describe('JWT_REQUIRED_SCOPES=true', () => {
     expect(answer.status).toBe(403);
     expect(answer.body).toEqual(scopeRefusal('groups:write'));
     expect(await groupsNamed(group.vehicleGroupName)).toEqual([]);
+  });
+
+  test('registering a device without devices:write responds 403 naming it and registers nothing; with it, 200', async () => {
+    const imei = uniqueDeviceImei();
+    const devices = `${stack.url}/fleet/api/v1/devices`;
+    const answer = await postJson(devices, { imei }, await bearer({ scope: 'positions:write groups:write positions:read' }));
+    expect(answer.status).toBe(403);
+    expect(answer.body).toEqual(scopeRefusal('devices:write'));
+    expect((await db().query('SELECT imei FROM devices WHERE imei = $1', [imei])).rows).toEqual([]);
+    expect((await postJson(devices, { imei }, await bearer({ scope: 'devices:write' }))).status).toBe(200);
   });
 
   test('the scope is checked before the body is read: a token without it and an invalid body is a 403', async () => {

@@ -143,6 +143,13 @@ export function uniqueImei(): string {
   return `35${process.pid}${Date.now().toString().slice(-7)}${imeiCounter}`.slice(0, 32);
 }
 
+/** An IMEI as a tracker reports it and the device registry takes it: 15 digits, unique to this run. */
+export function uniqueDeviceImei(): string {
+  imeiCounter += 1;
+  const pid = String(process.pid % 1000).padStart(3, '0');
+  return `35${pid}${String(Date.now() % 1e7).padStart(7, '0')}${String(imeiCounter % 1000).padStart(3, '0')}`;
+}
+
 export function buildTrip(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     imei: uniqueImei(),

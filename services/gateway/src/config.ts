@@ -153,6 +153,8 @@ const gatewayEnv = z
       (value) => (value === '' ? undefined : value),
       z.coerce.number().check(integer()).positive().optional(),
     ),
+    /** The unit of `speed` in the OsmAnd protocol's parameters: knots as the OsmAnd app sends it, by default. */
+    OSMAND_SPEED_UNIT: z.enum(['knots', 'kmh', 'mps', 'mph']).default('knots'),
     GATEWAY_INSTANCE_ID: optionalString,
     TRUST_PROXY: booleanFlag(false),
   })

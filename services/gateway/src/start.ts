@@ -22,6 +22,8 @@ import { createApiKeyAuth } from './api-keys/api-key-auth';
 import { createTokenVerifier } from './auth/token-verifier';
 import { createCategoryCache } from './categories/category-cache';
 import { createCategoryReader } from './categories/get-category';
+import { DeviceRegistry } from './devices/device-registry';
+import { deviceOfKeyHash, deviceRegistered } from './devices/device-store';
 import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
@@ -30,7 +32,7 @@ import { createPositionReader } from './positions/read-positions';
 import { createWriteLimits } from './rate-limits/write-limits';
 import { CommandBus } from './kafka/command-bus';
 import { createGatewayMetrics } from './metrics';
-import { tripRequestSchema } from './trip-locations/trip-request';
+import { trackerPositionRequestSchema, tripRequestSchema } from './trip-locations/trip-request';
 
 export { gatewayConfig, type GatewayConfig } from './config';
 export { importCategories, type ImportResult } from './categories/import-categories';
@@ -207,6 +209,11 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   }
 
   let stopping = false;
+  const timeWindow = {
+    maxFutureSkewMs: config.MAX_FUTURE_SKEW,
+    maxPastAgeMs: config.MAX_PAST_AGE,
+    retentionDays: config.TRIP_RETENTION_DAYS,
+  };
   const { app, listener } = createHttp({
     logger,
     trustProxy: config.TRUST_PROXY,
@@ -236,11 +243,16 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         logger,
         onFallback: metrics.countRateLimitFallback,
       }),
-      tripRequest: tripRequestSchema({
-        maxFutureSkewMs: config.MAX_FUTURE_SKEW,
-        maxPastAgeMs: config.MAX_PAST_AGE,
-        retentionDays: config.TRIP_RETENTION_DAYS,
+      tripRequest: tripRequestSchema(timeWindow),
+    },
+    pool,
+    trackers: {
+      registry: new DeviceRegistry({
+        deviceOfKeyHash: (hash) => deviceOfKeyHash(pool, hash),
+        deviceRegistered: (imei) => deviceRegistered(pool, imei),
       }),
+      trackerPosition: trackerPositionRequestSchema(timeWindow),
+      speedUnit: config.OSMAND_SPEED_UNIT,
     },
     categories: {
       apiKeys,

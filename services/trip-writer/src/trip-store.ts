@@ -22,17 +22,20 @@ export interface TripLocationRow {
 const INSERT_BATCH = `
   WITH inserted AS (
     INSERT INTO trip_locations
-      (imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
+      (imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
+       attributes)
     SELECT * FROM unnest(
       $1::text[], $2::timestamptz[], $3::float8[], $4::float8[], $5::float8[], $6::bool[], $7::float8[],
-      $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[])
+      $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[], $14::jsonb[])
     ON CONFLICT (imei, gps_time) DO NOTHING
     RETURNING *
   ), latest AS (
     INSERT INTO device_last_locations AS last
-      (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
+      (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
+       attributes)
     SELECT DISTINCT ON (imei)
-      imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at
+      imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
+      attributes
     FROM inserted
     ORDER BY imei, gps_time DESC
     ON CONFLICT (imei) DO UPDATE SET
@@ -48,7 +51,8 @@ const INSERT_BATCH = `
       door2 = excluded.door2,
       temp = excluded.temp,
       fuel_percentage = excluded.fuel_percentage,
-      received_at = excluded.received_at
+      received_at = excluded.received_at,
+      attributes = excluded.attributes
     WHERE excluded.gps_time > last.gps_time
   )
   SELECT id, imei, gps_time FROM inserted`;
@@ -107,6 +111,8 @@ export async function storeTripLocations(pool: Pool | PoolClient, trips: TripLoc
     column(ordered, (t) => t.temp),
     column(ordered, (t) => t.fuel_percentage),
     column(ordered, (t) => t.receivedAt),
+    // pg writes a JS array of objects as a PostgreSQL array literal of their JSON texts.
+    column(ordered, (t) => (t.attributes === undefined ? undefined : JSON.stringify(t.attributes))),
   ]);
 
   const ids = new Map<string, number>();

@@ -29,6 +29,7 @@ describe('classifyDatabaseError', () => {
   test.each([
     ['a missing table (42P01)', databaseError('42P01')],
     ['a programming error', new TypeError('x is not a function')],
+    ['an error of this service, whose code also starts with E', { code: 'E-C1/1-01', message: 'This device is already registered' }],
     ['a non-error', 'boom'],
     ['nothing', undefined],
   ])('%s is neither', (_label, error) => {
@@ -53,6 +54,7 @@ describe('isStatementFailure', () => {
     ['a lock timeout (55P03)', databaseError('55P03')],
     ['a lost connection', new Error('Connection terminated unexpectedly')],
     ['a programming error', new TypeError('x is not a function')],
+    ['an error of this service, whose code also starts with E', { code: 'E-C1/1-01', message: 'This device is already registered' }],
   ])('%s: a later attempt may pass', (_label, error) => {
     expect(isStatementFailure(error)).toBe(false);
   });

@@ -14,6 +14,8 @@ export type DatabaseErrorKind = 'refused' | 'unavailable' | 'other';
 const refusedStates = /^2[23][0-9A-Z]{3}$/;
 const unavailableStates = /^(08|53|57P|55000$)/;
 /** What pg throws, without a SQLSTATE, when a connection cannot be had or is lost mid-query. */
+/** Node's system error codes (ECONNREFUSED, ETIMEDOUT...), not this service's own E-X1/1-00 codes. */
+const systemErrorCode = /^E[A-Z0-9]+$/;
 const connectionFailures = /connection terminated|timeout exceeded when trying to connect|connection error|not queryable/i;
 
 export function classifyDatabaseError(error: unknown): DatabaseErrorKind {
@@ -23,7 +25,7 @@ export function classifyDatabaseError(error: unknown): DatabaseErrorKind {
   if (typeof code === 'string' && refusedStates.test(code)) return 'refused';
   if (error instanceof DatabaseError) return unavailableStates.test(error.code ?? '') ? 'unavailable' : 'other';
   // A socket error (ECONNREFUSED, ETIMEDOUT, ...) or one of pg's own connection messages.
-  if (typeof code === 'string' && code.startsWith('E')) return 'unavailable';
+  if (typeof code === 'string' && systemErrorCode.test(code)) return 'unavailable';
   if (typeof message === 'string' && connectionFailures.test(message)) return 'unavailable';
   return 'other';
 }
@@ -54,4 +56,9 @@ export function isDataRefusal(error: unknown): boolean {
 /** True when the database could not be reached or is refusing work, i.e. a retry later may succeed. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return classifyDatabaseError(error) === 'unavailable';
+}
+
+/** True when a row's unique key exists already (23505): what was to be created is there. */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }

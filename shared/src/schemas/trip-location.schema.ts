@@ -14,6 +14,21 @@ export const imeiSchema = z
   .check(minLength(1, 'Must not be empty'), maxLength(IMEI_MAX_LENGTH, `Must be at most ${IMEI_MAX_LENGTH} characters`))
   .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');
 
+export const MAX_ATTRIBUTES = 256;
+
+/**
+ * What a tracker reports beyond the columns (altitude, accuracy, battery, IO elements...), kept whole as
+ * a JSON object: at most MAX_ATTRIBUTES keys, each of at most 64 characters. The values arrive parsed
+ * from JSON (a body, a Kafka message) or made by a protocol's decoder, so they are JSON already.
+ */
+export const attributesSchema = z
+  .record(z.string().check(maxLength(64, 'Must be at most 64 characters')), z.unknown(), {
+    error: typeError('Expected an object'),
+  })
+  .refine((attributes) => Object.keys(attributes).length <= MAX_ATTRIBUTES, `Must hold at most ${MAX_ATTRIBUTES} attributes`);
+
+export type Attributes = z.infer<typeof attributesSchema>;
+
 /** The HTTP request body, before normalisation. Unknown fields are dropped. */
 export const tripLocationRequestSchema = z.object({
   imei: imeiSchema,
@@ -41,6 +56,17 @@ export const tripLocationRequestSchema = z.object({
   door2: booleanLike().optional(),
   temp: numberLike().optional(),
   fuel_percentage: numberLike().pipe(z.number().min(0).max(100)).optional(),
+  attributes: attributesSchema.optional(),
+});
+
+/**
+ * A position as a tracker protocol reports it (OsmAnd, Teltonika), already mapped to the request's
+ * fields: the same checks, but a protocol may not report the speed or the ignition, which then stay
+ * unknown rather than invented.
+ */
+export const trackerPositionSchema = tripLocationRequestSchema.extend({
+  speed: tripLocationRequestSchema.shape.speed.optional(),
+  ignition: tripLocationRequestSchema.shape.ignition.optional(),
 });
 
 /** The Kafka command: normalised, every value already of its final type. */
@@ -49,14 +75,17 @@ export const tripLocationCommandSchema = z.object({
   gpsTime: z.iso.datetime({ offset: false, precision: 3 }),
   latitude: z.number().min(-90).max(90),
   longitude: z.number().min(-180).max(180),
-  speed: z.number().min(0),
-  ignition: z.boolean(),
+  /** Speed and ignition are absent when the device's protocol did not report them (unknown); the JSON
+   * and form API require both. */
+  speed: z.number().min(0).optional(),
+  ignition: z.boolean().optional(),
   angle: z.number().min(0).max(360).optional(),
   satellite: z.number().check(integer()).min(0).max(2_147_483_647).optional(),
   door1: z.boolean().optional(),
   door2: z.boolean().optional(),
   temp: z.number().optional(),
   fuel_percentage: z.number().min(0).max(100).optional(),
+  attributes: attributesSchema.optional(),
   /** When the gateway accepted the request. */
   receivedAt: z.iso.datetime({ offset: false, precision: 3 }),
 });

@@ -8,6 +8,7 @@ export const SCOPES = {
   positionsWrite: 'positions:write',
   positionsRead: 'positions:read',
   groupsWrite: 'groups:write',
+  devicesWrite: 'devices:write',
 } as const;
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];

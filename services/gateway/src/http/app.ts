@@ -4,6 +4,7 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
+import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared';
 import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from './category-routes';
 import type { GatewayMetrics } from '../metrics';
@@ -14,6 +15,8 @@ import { addHealthRoutes, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
 import { addOperationsRoutes } from './operations-routes';
 import { addPositionRoutes, checkedPositionReads, type PositionRoutesDeps } from './position-routes';
+import { addDeviceRoutes } from './device-routes';
+import { addOsmandRoutes, type OsmandRoutesDeps } from './osmand-routes';
 import { assignRequestId } from './request-id';
 import type { Middleware } from './route-handler';
 import { addTripBatchRoute, tripBatchHandler } from './trip-batch-route';
@@ -26,6 +29,10 @@ export interface AppDeps {
   writes: WriteRoutesDeps;
   categories: CategoryRoutesDeps;
   positions: PositionRoutesDeps;
+  /** The device registry's table, for registering devices. */
+  pool: Pool;
+  /** What the tracker protocols' routes need besides the write routes' dependencies. */
+  trackers: Omit<OsmandRoutesDeps, 'writes'>;
   metrics: GatewayMetrics;
 }
 
@@ -60,7 +67,10 @@ export function createHttp(deps: AppDeps): Http {
   addCategoryRoutes(app, deps.categories);
   addWriteRoutes(app, writes);
   addTripBatchRoute(app, tripBatch);
+  // Before the position reads, whose scope check covers every path under /fleet/api/v1/devices.
+  addDeviceRoutes(app, { writes: deps.writes, pool: deps.pool });
   addPositionRoutes(app, deps.positions);
+  addOsmandRoutes(app, { ...deps.trackers, writes: deps.writes });
   addHealthRoutes(app, deps.health);
   addOperationsRoutes(app, deps.metrics.registry);
   app.use(notFound);

@@ -47,6 +47,7 @@ const STATUS: Record<ErrorCategory, number> = {
   notFound: 404,
   methodNotAllowed: 405,
   timedOut: 408,
+  conflict: 409,
   tooLarge: 413,
   unsupported: 415,
   unprocessable: 422,

@@ -21,6 +21,7 @@ import { categoryParamsSchema } from '../categories/category.schema';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { LAST_LOCATION_PATH, TRIP_LOCATIONS_PATH } from './position-routes';
+import { registerDevicePaths } from './openapi-devices';
 import { requestIdPattern } from './request-id';
 import { NDJSON_TYPE, TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
 import { FORM_FIELDS_MAX, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
@@ -162,14 +163,18 @@ const position = z
     gpsTime: utcTime.openapi({ description: 'When the device took the position, in UTC with milliseconds' }),
     latitude: z.number().min(-90).max(90),
     longitude: z.number().min(-180).max(180),
-    speed: z.number().min(0),
-    ignition: z.boolean(),
+    speed: z.number().min(0).nullable().openapi({ description: 'km/h; null when the tracker protocol did not report it' }),
+    ignition: z.boolean().nullable().openapi({ description: 'null when the tracker protocol did not report it' }),
     angle: optionalReading(z.number().min(0).max(360)),
     satellite: optionalReading(z.number().int().min(0)),
     door1: optionalReading(z.boolean()),
     door2: optionalReading(z.boolean()),
     temp: optionalReading(z.number()),
     fuel_percentage: optionalReading(z.number().min(0).max(100)),
+    attributes: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'What a tracker reported beyond the columns (altitude, battery, IO elements...); null when nothing' }),
     receivedAt: utcTime.openapi({ description: 'When the gateway accepted the position' }),
   })
   .openapi({ description: 'A stored position' });
@@ -222,6 +227,7 @@ const examplePosition = {
   door2: null,
   temp: null,
   fuel_percentage: null,
+  attributes: null,
   receivedAt: '2026-11-22T08:30:05.412Z',
 };
 
@@ -630,6 +636,16 @@ function buildDocument(): object {
     },
   });
 
+  registerDevicePaths({
+    registry,
+    bearerName: bearer.name,
+    errorBody: ErrorBody,
+    validationError: ValidationError,
+    json,
+    requestIdParameter,
+    writeFailures,
+  });
+
   registry.registerPath({
     method: 'get',
     path: '/healthz',
@@ -701,6 +717,7 @@ function buildDocument(): object {
     tags: [
       { name: 'Order', description: 'Product categories (API key)' },
       { name: 'Fleet', description: 'Writes, answered once stored, and position reads (bearer JWT)' },
+      { name: 'Devices', description: 'The device registry (bearer JWT) and the tracker protocols (device key)' },
       { name: 'Operations', description: 'Probes, metrics and this description' },
     ],
   });

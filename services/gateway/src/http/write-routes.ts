@@ -94,6 +94,24 @@ export async function acceptBody(
   res: Answer,
 ): Promise<AcceptedBody> {
   const token = await verifyWithScope(req.headers.authorization, scope, deps);
+  const type = await readBody(deps, parsers, req, res);
+  return {
+    type,
+    token,
+    admit: (positionsByDevice) => deps.limits.admit(token.subject, positionsByDevice),
+  };
+}
+
+/**
+ * Reads the body with the parser of its content type, once the body budget has room for it; refuses at
+ * once when the gateway already has MAX_IN_FLIGHT commands waiting. Answers the type read.
+ */
+export async function readBody(
+  deps: Pick<WriteRoutesDeps, 'bus' | 'bodyBudget'>,
+  parsers: Record<string, Middleware>,
+  req: IncomingMessage,
+  res: Answer,
+): Promise<string> {
   const types = Object.keys(parsers);
   const type = typeis(req, types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
@@ -105,11 +123,7 @@ export async function acceptBody(
   } finally {
     reading.done();
   }
-  return {
-    type,
-    token,
-    admit: (positionsByDevice) => deps.limits.admit(token.subject, positionsByDevice),
-  };
+  return type;
 }
 
 export interface WriteHandlers {

@@ -8,6 +8,7 @@
 // the executor starts; measured, it still costs the database about half the CPU of a plan made for each
 // page (what an unnamed statement or plan_cache_mode=force_custom_plan gets). Figures: docs/performance.md.
 import type { Pool } from 'pg';
+import type { Attributes } from '@fleet/shared';
 import { isoMillis, timestampsAsText } from './stored-time';
 
 /** A position as the read routes answer it. */
@@ -17,14 +18,17 @@ export interface Position {
   gpsTime: string;
   latitude: number;
   longitude: number;
-  speed: number;
-  ignition: boolean;
+  /** Speed and ignition are null when the device's protocol did not report them. */
+  speed: number | null;
+  ignition: boolean | null;
   angle: number | null;
   satellite: number | null;
   door1: boolean | null;
   door2: boolean | null;
   temp: number | null;
   fuel_percentage: number | null;
+  /** What the device reported beyond the columns, or null. */
+  attributes: Attributes | null;
   receivedAt: string;
 }
 
@@ -35,19 +39,20 @@ interface PositionRow {
   gps_time: string;
   latitude: number;
   longitude: number;
-  speed: number;
-  ignition: boolean;
+  speed: number | null;
+  ignition: boolean | null;
   angle: number | null;
   satellite: number | null;
   door1: boolean | null;
   door2: boolean | null;
   temp: number | null;
   fuel_percentage: number | null;
+  attributes: Attributes | null;
   received_at: string;
 }
 
 const POSITION_COLUMNS =
-  'imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at';
+  'imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, attributes, received_at';
 
 const LAST_LOCATION = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = $1`;
 const LAST_LOCATIONS = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = ANY($1::text[])`;
@@ -78,6 +83,7 @@ function toPosition(row: PositionRow): Position {
     door2: row.door2,
     temp: row.temp,
     fuel_percentage: row.fuel_percentage,
+    attributes: row.attributes,
     receivedAt: isoMillis(row.received_at),
   };
 }

@@ -5,7 +5,8 @@
 // that is set: each distinct old day costs the writer a partition, so an unbounded past would let one
 // token fill the table with thousands of them, and a position past retention would only be dropped.
 import ms from 'ms';
-import { tripLocationRequestSchema } from '@fleet/shared';
+import { trackerPositionSchema, tripLocationRequestSchema } from '@fleet/shared';
+import type { z } from 'zod';
 
 const DAY_MS = 86_400_000;
 
@@ -24,10 +25,11 @@ function pastLimit(window: TimeWindow): { ms: number; message: string } {
   return { ms: window.maxPastAgeMs, message: `Must be at most ${ms(window.maxPastAgeMs, { long: true })} before the server's clock` };
 }
 
-export function tripRequestSchema(window: TimeWindow, now: () => number = Date.now) {
+/** A schema of positions, with the window on gpsTime added. */
+function withinWindow<S extends z.ZodType<{ gpsTime: string }>>(schema: S, window: TimeWindow, now: () => number) {
   const futureMessage = `Must be at most ${ms(window.maxFutureSkewMs, { long: true })} ahead of the server's clock`;
   const past = pastLimit(window);
-  return tripLocationRequestSchema.superRefine((trip, ctx) => {
+  return schema.superRefine((trip, ctx) => {
     const clock = now();
     const time = Date.parse(trip.gpsTime);
     const latest = clock + window.maxFutureSkewMs;
@@ -40,4 +42,14 @@ export function tripRequestSchema(window: TimeWindow, now: () => number = Date.n
   });
 }
 
+export function tripRequestSchema(window: TimeWindow, now: () => number = Date.now) {
+  return withinWindow(tripLocationRequestSchema, window, now);
+}
+
+/** A tracker protocol's position (speed and ignition may be unknown), within the same window. */
+export function trackerPositionRequestSchema(window: TimeWindow, now: () => number = Date.now) {
+  return withinWindow(trackerPositionSchema, window, now);
+}
+
 export type TripRequestSchema = ReturnType<typeof tripRequestSchema>;
+export type TrackerPositionSchema = ReturnType<typeof trackerPositionRequestSchema>;

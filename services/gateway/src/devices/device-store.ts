@@ -1,0 +1,85 @@
+// The device registry in PostgreSQL: the devices the tracker protocols accept, each with the hash of
+// its key (device-keys.ts). Every statement is parameterised.
+import type { Pool } from 'pg';
+import { AppError, isDatabaseUnavailable, isUniqueViolation } from '@fleet/shared';
+import { hashDeviceKey, newDeviceKey } from './device-keys';
+
+export interface Device {
+  imei: string;
+  name: string | null;
+  createdAt: string;
+  keyRotatedAt: string | null;
+}
+
+/** A device just registered or given a new key: the key is in this answer and nowhere else. */
+export interface DeviceWithKey {
+  imei: string;
+  name: string | null;
+  key: string;
+}
+
+interface DeviceRow {
+  imei: string;
+  name: string | null;
+  created_at: Date;
+  key_rotated_at: Date | null;
+}
+
+const toDevice = (row: DeviceRow): Device => ({
+  imei: row.imei,
+  name: row.name,
+  createdAt: row.created_at.toISOString(),
+  keyRotatedAt: row.key_rotated_at?.toISOString() ?? null,
+});
+
+/** Registers a device; 409 E-C1/1-01 when its IMEI is registered already. */
+export async function addDevice(pool: Pool, imei: string, name: string | undefined): Promise<DeviceWithKey> {
+  const key = newDeviceKey();
+  try {
+    await pool.query('INSERT INTO devices (imei, name, key_hash) VALUES ($1, $2, $3)', [imei, name ?? null, hashDeviceKey(key)]);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError({ kind: 'deviceExists', detail: `device ${imei} is registered already` });
+    if (isDatabaseUnavailable(error)) throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
+    throw error;
+  }
+  return { imei, name: name ?? null, key };
+}
+
+/** Gives a device a new key; the old one stops working. 404 E-N1/1-05 for a device not registered. */
+export async function rotateDeviceKey(pool: Pool, imei: string): Promise<DeviceWithKey> {
+  const key = newDeviceKey();
+  const result = await pool.query<{ name: string | null }>(
+    'UPDATE devices SET key_hash = $2, key_rotated_at = now() WHERE imei = $1 RETURNING name',
+    [imei, hashDeviceKey(key)],
+  );
+  const row = result.rows[0];
+  if (!row) throw new AppError({ kind: 'deviceNotFound', detail: `device ${imei} is not registered` });
+  return { imei, name: row.name, key };
+}
+
+/** Removes a device from the registry (its stored positions stay); false when it was not registered. */
+export async function removeDevice(pool: Pool, imei: string): Promise<boolean> {
+  const result = await pool.query('DELETE FROM devices WHERE imei = $1', [imei]);
+  return (result.rowCount ?? 0) > 0;
+}
+
+export async function listDevices(pool: Pool): Promise<Device[]> {
+  const result = await pool.query<DeviceRow>('SELECT imei, name, created_at, key_rotated_at FROM devices ORDER BY imei');
+  return result.rows.map(toDevice);
+}
+
+/** The device a key belongs to, or undefined. */
+export async function deviceOfKeyHash(pool: Pool, keyHash: Buffer): Promise<string | undefined> {
+  const result = await pool.query<{ imei: string }>({
+    name: 'device-of-key',
+    text: 'SELECT imei FROM devices WHERE key_hash = $1',
+    values: [keyHash],
+  });
+  return result.rows[0]?.imei;
+}
+
+/** Whether a device is registered. */
+export async function deviceRegistered(pool: Pool, imei: string): Promise<boolean> {
+  const result = await pool.query({ name: 'device-registered', text: 'SELECT 1 FROM devices WHERE imei = $1', values: [imei] });
+  return result.rows.length > 0;
+}

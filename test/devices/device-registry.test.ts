@@ -1,0 +1,130 @@
+// The device registry over real HTTP and the CLI, against the run's PostgreSQL: what an operator sees
+// when registering trackers, and what the database keeps (never the key itself).
+import { createHash } from 'node:crypto';
+import { runDevicesCli } from '../../services/gateway/src/cli/devices';
+import { closeKafka } from '../support/kafka';
+import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
+
+let stack: Stack;
+let url: string;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  stack = await startStack('device-registry');
+  url = `${stack.url}/fleet/api/v1/devices`;
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function storedDevice(imei: string) {
+  const result = await db().query('SELECT * FROM devices WHERE imei = $1', [imei]);
+  return result.rows[0];
+}
+
+/** Runs `npm run devices -- ...` in this process against the run's database. */
+async function devicesCli(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runDevicesCli(args, {
+    env: { DATABASE_URL: testServers().databaseUrl },
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+  });
+  return { code, out, err };
+}
+
+const osmand = (key: string, imei: string) =>
+  fetch(`${stack.url}/osmand/${key}?id=${imei}&lat=52.5&lon=13.4&timestamp=${Math.floor(Date.now() / 1000)}`);
+
+describe('POST /fleet/api/v1/devices', () => {
+  test('registers a device and answers its key once; only the key’s SHA-256 is stored', async () => {
+    const imei = uniqueDeviceImei();
+    const res = await postJson(url, { imei, name: 'Truck 7' }, auth);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      data: { imei, name: 'Truck 7', key: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+    });
+    const row = await storedDevice(imei);
+    expect(row.key_hash).toEqual(createHash('sha256').update(res.body.data.key).digest());
+    expect(JSON.stringify(row)).not.toContain(res.body.data.key);
+    expect((await osmand(res.body.data.key, imei)).status).toBe(200);
+  });
+
+  test('the same IMEI again answers 409, and the first key stays the one that works', async () => {
+    const imei = uniqueDeviceImei();
+    const first = await postJson(url, { imei }, auth);
+    const again = await postJson(url, { imei, name: 'other' }, auth);
+
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ code: 'E-C1/1-01', message: 'This device is already registered', detail: expect.stringContaining(imei) });
+    expect((await storedDevice(imei)).name).toBeNull();
+    expect((await osmand(first.body.data.key, imei)).status).toBe(200);
+  });
+
+  test.each([
+    ['too short', '12345'],
+    ['letters', '35693803564380X'],
+    ['a number, not a string', 356938035643809],
+  ])('an invalid IMEI (%s) answers 400 naming imei, and nothing is stored', async (_case, imei) => {
+    const res = await postJson(url, { imei }, auth);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'E-V1/1-01', issues: [expect.objectContaining({ path: 'imei' })] });
+    expect(await storedDevice(String(imei))).toBeUndefined();
+  });
+
+  test('without a token answers 401 and registers nothing', async () => {
+    const imei = uniqueDeviceImei();
+    const res = await postJson(url, { imei });
+
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 'E-G1/1-01' });
+    expect(await storedDevice(imei)).toBeUndefined();
+  });
+});
+
+describe('npm run devices', () => {
+  test('add prints the key alone on stdout, and the device is listed with its name', async () => {
+    const imei = uniqueDeviceImei();
+    const added = await devicesCli('add', imei, '--name', 'Van 3');
+
+    expect(added).toMatchObject({ code: 0, out: [expect.stringMatching(/^[A-Za-z0-9_-]{43}$/)] });
+    const listed = await devicesCli('list');
+    expect(listed.out.find((line) => line.startsWith(imei))).toMatch(new RegExp(`^${imei}\\tVan 3\\tregistered `));
+    expect((await osmand(added.out[0]!, imei)).status).toBe(200);
+  });
+
+  test('rotate-key gives a new key that works, and the old one is refused', async () => {
+    const imei = uniqueDeviceImei();
+    const [oldKey] = (await devicesCli('add', imei)).out;
+    const rotated = await devicesCli('rotate-key', imei);
+
+    expect(rotated.code).toBe(0);
+    expect(rotated.out[0]).not.toBe(oldKey);
+    expect((await osmand(oldKey!, imei)).status).toBe(401);
+    expect((await osmand(rotated.out[0]!, imei)).status).toBe(200);
+  });
+
+  test('remove takes the device out of the registry and keeps its positions; removing it again fails', async () => {
+    const imei = uniqueDeviceImei();
+    const [key] = (await devicesCli('add', imei)).out;
+    expect((await osmand(key!, imei)).status).toBe(200);
+
+    expect(await devicesCli('remove', imei)).toMatchObject({ code: 0 });
+    expect(await storedDevice(imei)).toBeUndefined();
+    expect((await db().query('SELECT count(*)::int AS n FROM trip_locations WHERE imei = $1', [imei])).rows[0].n).toBe(1);
+    expect(await devicesCli('remove', imei)).toMatchObject({ code: 1, err: [`device ${imei} is not registered`] });
+  });
+
+  test('refuses a bad command line with the usage and exit code 2, touching nothing', async () => {
+    expect(await devicesCli('add', 'not-an-imei')).toMatchObject({ code: 2, err: [expect.stringContaining('imei: Must be an IMEI')] });
+    expect(await devicesCli('frobnicate')).toMatchObject({ code: 2, err: [expect.stringContaining('usage: npm run devices')] });
+    expect(await devicesCli('remove', uniqueDeviceImei(), '--name', 'x')).toMatchObject({ code: 2 });
+  });
+});
