@@ -22,7 +22,7 @@ import { gatewayReplyTimeoutMs, processes, stopDeadlinesMs } from './service-env
 
 const compose = loadCompose();
 const services = compose.services;
-const appServices = ['gateway', 'trip-writer', 'group-writer'];
+const appServices = ['gateway', 'trip-writer', 'group-writer', 'teltonika'];
 const oneShots = ['init', 'migrate'];
 const kafkaNodes = ['kafka-1', 'kafka-2', 'kafka-3'];
 const infrastructure = ['postgres', 'redis', ...kafkaNodes];

@@ -91,7 +91,7 @@ const documentedSecrets = new Map(
     .filter((o) => o.kind === 'Secret')
     .map((secret) => [secret.metadata.name, Object.keys({ ...secret.data, ...secret.stringData })]),
 );
-const appDeployments: ServiceName[] = ['gateway', 'trip-writer', 'group-writer'];
+const appDeployments: ServiceName[] = ['gateway', 'trip-writer', 'group-writer', 'teltonika'];
 const monitoringDir = path.join(repoRoot, 'deploy', 'k8s', 'components', 'monitoring');
 
 function container(objects: K8sObject[], kind: string, name: string): IContainer {
@@ -174,7 +174,7 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     }
   });
 
-  test('the gateway, both writers, the topic Job and the migration Job are all there', () => {
+  test('the gateway, both writers, the Teltonika listener, the topic Job and the migration Job are all there', () => {
     for (const deployment of appDeployments) expect(() => findObject(objects, 'Deployment', deployment)).not.toThrow();
     for (const job of ['fleet-create-topics', 'fleet-migrate']) expect(() => findObject(objects, 'Job', job)).not.toThrow();
   });
@@ -318,10 +318,25 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     );
   });
 
-  test('the gateway never scales past the reply topic’s partitions: each gateway reads a share of its own', () => {
-    const hpa = findObject(objects, 'HorizontalPodAutoscaler', 'gateway');
+  test('the gateways and Teltonika listeners together never scale past the reply topic’s partitions: each reads a share of its own', () => {
+    const most = ['gateway', 'teltonika'].map((name) => findObject(objects, 'HorizontalPodAutoscaler', name).spec.maxReplicas as number);
     const replies = topicSpecs.find((spec) => spec.name === 'replies')!;
-    expect(hpa.spec.maxReplicas).toBeLessThanOrEqual(replies.partitions);
+    expect(most[0]! + most[1]!).toBeLessThanOrEqual(replies.partitions);
+  });
+
+  test('the Teltonika listener is probed on /healthz and /readyz of its metrics port, and its Service takes devices on TCP 5027', () => {
+    const c = container(objects, 'Deployment', 'teltonika');
+    const metricsPort = literalEnvValue(c, objects, 'METRICS_PORT');
+    expect(c.livenessProbe?.httpGet?.path).toBe('/healthz');
+    expect(c.readinessProbe?.httpGet?.path).toBe('/readyz');
+    for (const probe of [c.livenessProbe, c.readinessProbe]) expect(String(containerPort(c, probe?.httpGet?.port))).toBe(metricsPort);
+    const service = findObject(objects, 'Service', 'teltonika');
+    const [port] = service.spec.ports;
+    expect({ port: port.port, protocol: port.protocol, target: String(containerPort(c, port.targetPort)) }).toEqual({
+      port: 5027,
+      protocol: 'TCP',
+      target: literalEnvValue(c, objects, 'TELTONIKA_PORT'),
+    });
   });
 
   test.each([

@@ -2,6 +2,7 @@
 // few variables a deployment may leave unset, each with the reason.
 import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/config';
 import { groupWriterEnvNames } from '../../services/group-writer/src/config';
+import { teltonikaEnvNames } from '../../services/gateway/src/teltonika/config';
 import { createTopicsEnvNames } from '../../shared/src/kafka/create-topics-config';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
 import { tripWriterEnvNames } from '../../services/trip-writer/src/config';
@@ -33,6 +34,19 @@ export const processes: ProcessEnv[] = [
     mayBeUnset: {
       compose: {
         GATEWAY_INSTANCE_ID:
+          'must differ per instance; unset, each container derives one from its hostname, and compose cannot give replicas distinct values',
+        ...autoCreateTopics,
+      },
+      kubernetes: autoCreateTopics,
+    },
+  },
+  {
+    compose: 'teltonika',
+    kubernetes: { kind: 'Deployment', name: 'teltonika' },
+    reads: [...teltonikaEnvNames, ...nodeRuntime],
+    mayBeUnset: {
+      compose: {
+        TELTONIKA_INSTANCE_ID:
           'must differ per instance; unset, each container derives one from its hostname, and compose cannot give replicas distinct values',
         ...autoCreateTopics,
       },
@@ -75,9 +89,10 @@ export function gatewayReplyTimeoutMs(value: string | undefined): number {
  * How long each long-running service may take to stop once signalled: the gateway drains in-flight
  * commands for REPLY_TIMEOUT_MS + 1 s, then closes its clients; the writers finish their batch and commit.
  */
-export function stopDeadlinesMs(replyTimeoutMs: number): Record<'gateway' | 'trip-writer' | 'group-writer', number> {
+export function stopDeadlinesMs(replyTimeoutMs: number): Record<'gateway' | 'teltonika' | 'trip-writer' | 'group-writer', number> {
   return {
     gateway: commandStopDeadlineMs(replyTimeoutMs),
+    teltonika: commandStopDeadlineMs(replyTimeoutMs),
     'trip-writer': DEFAULT_STOP_DEADLINE_MS,
     'group-writer': DEFAULT_STOP_DEADLINE_MS,
   };

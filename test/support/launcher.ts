@@ -23,13 +23,18 @@ export interface Launcher {
   raw: string[];
 }
 
-/** A launcher's environment on the run's servers, these topics and this PORT; writers' metrics on free ports. */
+/**
+ * A launcher's environment on the run's servers, these topics and this PORT; writers' metrics on free
+ * ports, and the Teltonika listener left out (its device port is fixed; a test that wants it sets one).
+ */
 export function launcherEnv(prefix: string, port: number, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     PORT: String(port),
     TRIP_WRITER_METRICS_PORT: '0',
     GROUP_WRITER_METRICS_PORT: '0',
+    TELTONIKA_PORT: '0',
+    TELTONIKA_METRICS_PORT: '0',
     DATABASE_URL: testServers().databaseUrl,
     REDIS_URL: testServers().redisUrl,
     KAFKA_BROKERS: testServers().kafkaBrokers,

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { serviceNodeArgs, type ServiceName } from '../../deploy/local/src/service-node-args';
+import { serviceEntry, serviceNodeArgs, type ServiceName } from '../../deploy/local/src/service-node-args';
 
 export type { ServiceName };
 
@@ -40,6 +40,7 @@ const startedLine: Record<ServiceName, { msg: string; port: string }> = {
   gateway: { msg: 'gateway listening', port: 'port' },
   'trip-writer': { msg: 'trip-writer consuming', port: 'metricsPort' },
   'group-writer': { msg: 'group-writer consuming', port: 'metricsPort' },
+  teltonika: { msg: 'Teltonika listener accepting devices', port: 'port' },
 };
 
 // The service's stdin is /dev/null; the guard keeps its own stdin (the test's pipe) on fd 3 and kills
@@ -65,7 +66,7 @@ const levelsHidingInfo = new Set(['silent', 'fatal', 'error', 'warn']);
 
 /** Starts a compiled service and resolves once it has logged that it is up. */
 export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<ServiceProcess> {
-  const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
+  const main = path.join(ROOT, serviceEntry[name]);
   if (!existsSync(main)) throw new Error(`${main} is missing: the jest global setup builds it with "tsc -b"`);
 
   const child: ChildProcess = spawn('bash', ['-c', GUARD, 'guard', ...serviceNodeArgs(name), main], {

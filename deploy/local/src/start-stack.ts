@@ -1,6 +1,7 @@
 // `npm start`: the whole stack on one machine, as in production: a broker (Apache Kafka, unless
 // KAFKA_BROKERS names one), the topics, the migrations, then GATEWAY_REPLICAS gateways (gateway i on
-// PORT + i), TRIP_WRITER_REPLICAS trip-writers and a group-writer as supervised processes: one that
+// PORT + i), TRIP_WRITER_REPLICAS trip-writers, a group-writer and the Teltonika listener (devices on
+// TELTONIKA_PORT, 5027; 0 leaves it out) as supervised processes: one that
 // crashes is started again with a growing pause, as compose's `restart: unless-stopped` and Kubernetes
 // do, while the others keep serving. Ctrl-C (or SIGTERM) stops every process it started, broker included.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,20 +29,22 @@ import { z } from 'zod';
 import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
 import { localKafkaCluster } from './kafka-cluster';
 import { devCredential, repoRoot } from './dev-secret';
-import { serviceNodeArgs } from './service-node-args';
+import { serviceEntry, serviceNodeArgs, type ServiceName } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
 
-type Service = 'gateway' | 'trip-writer' | 'group-writer';
+type Service = ServiceName;
 
 /** One process the launcher runs and supervises. */
 interface Instance {
   /** The service's name, with its index when the launcher runs several of it (gateway-1). */
   name: string;
   service: Service;
-  /** The port it listens on (a gateway's HTTP, a writer's metrics); 0 picks a free one. */
+  /** The port it listens on (a gateway's HTTP, a writer's or the Teltonika listener's metrics); 0 picks a free one. */
   port: number;
   /** The variable the port comes from, for the line that says it is taken. */
   portVariable: string;
+  /** Another port it listens on (the Teltonika listener's for devices), checked the same way. */
+  devicePort?: number;
 }
 const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -63,6 +66,9 @@ const launcherEnv = z.object({
   TRIP_WRITER_REPLICAS: positiveInt(1),
   TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9464),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
+  /** The Teltonika listener's TCP port for devices; 0 leaves the listener out. */
+  TELTONIKA_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(5027),
+  TELTONIKA_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9466),
   /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
   REPLY_TIMEOUT_MS: positiveInt(10_000),
   /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
@@ -140,6 +146,12 @@ function instancesOf(config: z.output<typeof launcherEnv>): Instance[] {
     ...replicas('gateway', config.GATEWAY_REPLICAS, config.PORT, 'PORT'),
     ...replicas('trip-writer', config.TRIP_WRITER_REPLICAS, config.TRIP_WRITER_METRICS_PORT, 'TRIP_WRITER_METRICS_PORT'),
     ...replicas('group-writer', 1, config.GROUP_WRITER_METRICS_PORT, 'GROUP_WRITER_METRICS_PORT'),
+    ...(config.TELTONIKA_PORT === 0
+      ? []
+      : replicas('teltonika', 1, config.TELTONIKA_METRICS_PORT, 'TELTONIKA_METRICS_PORT').map((instance) => ({
+          ...instance,
+          devicePort: config.TELTONIKA_PORT,
+        }))),
   ];
 }
 
@@ -149,7 +161,11 @@ function instancesOf(config: z.output<typeof launcherEnv>): Instance[] {
  * launcher probes the other stack's gateway.
  */
 async function assertServicePortsFree(instances: readonly Instance[]): Promise<void> {
-  for (const { port, portVariable } of instances) {
+  const ports = instances.flatMap(({ port, portVariable, devicePort }) => [
+    { port, portVariable },
+    ...(devicePort === undefined ? [] : [{ port: devicePort, portVariable: 'TELTONIKA_PORT' }]),
+  ]);
+  for (const { port, portVariable } of ports) {
     if (port === 0) continue;
     try {
       // Every interface, as the services listen.
@@ -257,6 +273,7 @@ async function main(): Promise<void> {
   // only for one that failed to.
   const stopGraceMs: Record<Service, number> = {
     gateway: commandStopDeadlineMs(config.REPLY_TIMEOUT_MS) + KILL_MARGIN_MS,
+    teltonika: commandStopDeadlineMs(config.REPLY_TIMEOUT_MS) + KILL_MARGIN_MS,
     'trip-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
     'group-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
   };
@@ -278,21 +295,26 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'stopping the stack');
-    // The gateways first: their in-flight requests still get their replies while the writers run.
-    await Promise.all(instances.filter((instance) => instance.service === 'gateway').map(stopChild));
-    await Promise.all(instances.filter((instance) => instance.service !== 'gateway').map(stopChild));
+    // What takes positions from outside first (the gateways, the Teltonika listener): their in-flight
+    // requests still get their replies while the writers run.
+    const edge = (instance: Instance) => instance.service === 'gateway' || instance.service === 'teltonika';
+    await Promise.all(instances.filter(edge).map(stopChild));
+    await Promise.all(instances.filter((instance) => !edge(instance)).map(stopChild));
     await broker.stop();
     logger.info('stack stopped');
     process.exit(exitCode);
   };
 
   const launch = (instance: Instance, crashes: number) => {
-    const { name, service, port } = instance;
-    const listen = service === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) };
+    const { name, service, port, devicePort } = instance;
+    const listen =
+      service === 'gateway'
+        ? { PORT: String(port) }
+        : { METRICS_PORT: String(port), ...(devicePort === undefined ? {} : { TELTONIKA_PORT: String(devicePort) }) };
     const startedAt = Date.now();
     const child = spawn(
       process.execPath,
-      [...serviceNodeArgs(service), ...config.STACK_NODE_ARGS, path.join(repoRoot, 'services', service, 'dist', 'main.js')],
+      [...serviceNodeArgs(service), ...config.STACK_NODE_ARGS, path.join(repoRoot, serviceEntry[service])],
       {
         env: { ...env, ...listen },
         // A process group of its own, so a terminal's Ctrl-C reaches only this launcher, which stops

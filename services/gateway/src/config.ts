@@ -52,14 +52,58 @@ function duration(fallback: string) {
   );
 }
 
+/**
+ * The write path's settings, read by every process that takes positions from outside: the gateway and
+ * the Teltonika listener. One definition, so that both refuse and limit alike.
+ */
+export const writePathEnv = {
+  REDIS_URL: redisUrl,
+  CACHE_KEY_PREFIX: cacheKeyPrefix,
+  REPLY_TIMEOUT_MS: positiveInt(10_000),
+  PUBLISH_TIMEOUT_MS: positiveInt(2000),
+  KAFKA_LINGER_MS: kafkaLingerMs,
+  // Commands this gateway has published and waits on a writer's reply for (a batch counts each of its
+  // positions). Beyond it a write is answered 503 at once: a request that would only wait out
+  // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.
+  MAX_IN_FLIGHT: positiveInt(10_000),
+  // Rate limits, shared by every gateway through Redis; a rate of 0 turns a limit off. The burst is the
+  // most let through at once before the rate applies (rate-limits/write-limits.ts). A device reporting
+  // every second sends 60 positions a minute, and one back in coverage uploads its buffer in batches
+  // of up to 1,000: a burst of 5,000, then 1,200 a minute, drains a week-old buffer of 10-second
+  // positions in under an hour.
+  RATE_LIMIT_DEVICE_PER_MINUTE: nonNegativeInt(1200),
+  RATE_LIMIT_DEVICE_BURST: nonNegativeInt(5000),
+  // Per token subject, in requests: a fleet app or an aggregator may post for many devices.
+  RATE_LIMIT_SUBJECT_PER_SECOND: nonNegativeInt(1000),
+  RATE_LIMIT_SUBJECT_BURST: nonNegativeInt(2000),
+  // How long a rate-limit check waits for Redis before the write is let through unchecked. Longer than
+  // a cache lookup's REDIS_COMMAND_TIMEOUT_MS: a busy gateway can take a healthy Redis's answer past
+  // 50 ms, and letting writes through is no fallback under the very load the limits are for.
+  RATE_LIMIT_REDIS_TIMEOUT_MS: positiveInt(500),
+  /**
+   * How far ahead of the server's clock a gpsTime may be before it is refused with 400: a duration such
+   * as 24h, 90m or 2d, or a number of milliseconds. Becomes milliseconds.
+   */
+  MAX_FUTURE_SKEW: duration('24h'),
+  /** How old a gpsTime may be before it is refused with 400, in the same notation. Becomes milliseconds. */
+  MAX_PAST_AGE: duration('365d'),
+  /**
+   * The trip-writer's retention (days of positions kept): a position already past it is refused with
+   * 400 rather than stored in a partition about to be dropped. Unset (or empty): everything is kept.
+   */
+  TRIP_RETENTION_DAYS: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().check(integer()).positive().optional(),
+  ),
+};
+
 const gatewayEnv = z
   .object({
     ...commonEnv,
+    ...writePathEnv,
     NODE_ENV: z.string().default('development'),
     PORT: z.coerce.number().check(integer()).min(0).max(65535).default(8080),
-    REDIS_URL: redisUrl,
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
-    CACHE_KEY_PREFIX: cacheKeyPrefix,
     CATEGORY_CACHE_TTL_SECONDS: positiveInt(300),
     CATEGORY_NOT_FOUND_TTL_SECONDS: positiveInt(30),
     API_KEYS: z
@@ -96,9 +140,6 @@ const gatewayEnv = z
     JWT_DEVICE_CLAIM: optionalString,
     /** Each route demands its scope (positions:write, groups:write, positions:read) in the token's `scope` claim. */
     JWT_REQUIRED_SCOPES: booleanFlag(false),
-    REPLY_TIMEOUT_MS: positiveInt(10_000),
-    PUBLISH_TIMEOUT_MS: positiveInt(2000),
-    KAFKA_LINGER_MS: kafkaLingerMs,
     BODY_LIMIT: z
       .string()
       .default('1mb')
@@ -112,24 +153,6 @@ const gatewayEnv = z
     // with 408: the slowest mobile link sends a position's few hundred bytes in well under a second.
     BODY_MIN_BYTES_PER_SECOND: positiveInt(1024),
     BODY_RATE_GRACE_MS: positiveInt(5000),
-    // Commands this gateway has published and waits on a writer's reply for (a batch counts each of its
-    // positions). Beyond it a write is answered 503 at once: a request that would only wait out
-    // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.
-    MAX_IN_FLIGHT: positiveInt(10_000),
-    // Rate limits, shared by every gateway through Redis; a rate of 0 turns a limit off. The burst is the
-    // most let through at once before the rate applies (rate-limits/write-limits.ts). A device reporting
-    // every second sends 60 positions a minute, and one back in coverage uploads its buffer in batches
-    // of up to 1,000: a burst of 5,000, then 1,200 a minute, drains a week-old buffer of 10-second
-    // positions in under an hour.
-    RATE_LIMIT_DEVICE_PER_MINUTE: nonNegativeInt(1200),
-    RATE_LIMIT_DEVICE_BURST: nonNegativeInt(5000),
-    // Per token subject, in requests: a fleet app or an aggregator may post for many devices.
-    RATE_LIMIT_SUBJECT_PER_SECOND: nonNegativeInt(1000),
-    RATE_LIMIT_SUBJECT_BURST: nonNegativeInt(2000),
-    // How long a rate-limit check waits for Redis before the write is let through unchecked. Longer than
-    // a cache lookup's REDIS_COMMAND_TIMEOUT_MS: a busy gateway can take a healthy Redis's answer past
-    // 50 ms, and letting writes through is no fallback under the very load the limits are for.
-    RATE_LIMIT_REDIS_TIMEOUT_MS: positiveInt(500),
     // Slow clients: the whole request head must arrive within HTTP_HEADERS_TIMEOUT_MS and the whole
     // request within HTTP_REQUEST_TIMEOUT_MS (Node answers 408 and closes the socket), so a client
     // sending a byte a second holds a connection for seconds, not forever. An idle keep-alive
@@ -138,21 +161,6 @@ const gatewayEnv = z
     HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
-    /**
-     * How far ahead of the server's clock a gpsTime may be before it is refused with 400: a duration such
-     * as 24h, 90m or 2d, or a number of milliseconds. Becomes milliseconds.
-     */
-    MAX_FUTURE_SKEW: duration('24h'),
-    /** How old a gpsTime may be before it is refused with 400, in the same notation. Becomes milliseconds. */
-    MAX_PAST_AGE: duration('365d'),
-    /**
-     * The trip-writer's retention (days of positions kept): a position already past it is refused with
-     * 400 rather than stored in a partition about to be dropped. Unset (or empty): everything is kept.
-     */
-    TRIP_RETENTION_DAYS: z.preprocess(
-      (value) => (value === '' ? undefined : value),
-      z.coerce.number().check(integer()).positive().optional(),
-    ),
     /** The unit of `speed` in the OsmAnd protocol's parameters: knots as the OsmAnd app sends it, by default. */
     OSMAND_SPEED_UNIT: z.enum(['knots', 'kmh', 'mps', 'mph']).default('knots'),
     GATEWAY_INSTANCE_ID: optionalString,

@@ -1,0 +1,253 @@
+// The Teltonika listener over real TCP sockets, as a device speaks to it: the IMEI handshake, AVL
+// packets of Codec 8 and 8 Extended (Teltonika's published examples and packets built like them), each
+// acknowledged with its record count only once its records are committed, which is checked by reading
+// the rows as soon as the acknowledgement arrives.
+import net from 'node:net';
+import { freePort } from '../../deploy/local/src/apache-kafka';
+import {
+  CODEC_8,
+  CODEC_8E,
+  encodeAvlData,
+  framePacket,
+  imeiHandshake,
+  type RecordToEncode,
+} from '../../services/gateway/src/teltonika/codec';
+import { teltonikaConfig } from '../../services/gateway/src/teltonika/config';
+import { startTeltonika, type TeltonikaListener } from '../../services/gateway/src/teltonika/start';
+import { eventually } from '../support/eventually';
+import { closeKafka } from '../support/kafka';
+import { scrape } from '../support/scrape';
+import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+
+let stack: Stack;
+let listener: TeltonikaListener;
+
+beforeAll(async () => {
+  stack = await startStack('teltonika');
+  listener = await startTeltonika(teltonikaConfig({ ...stack.env, TELTONIKA_PORT: String(await freePort()), METRICS_PORT: '0' }));
+});
+afterAll(async () => {
+  await listener?.stop();
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function registered(): Promise<string> {
+  const imei = uniqueDeviceImei();
+  const res = await postJson(`${stack.url}/fleet/api/v1/devices`, { imei }, { authorization: `Bearer ${await signToken()}` });
+  if (res.status !== 200) throw new Error(`registering ${imei} answered ${res.status}`);
+  return imei;
+}
+
+/** A device's end of a connection: what it sends, and the bytes it reads back as they arrive. */
+class Device {
+  private readonly socket: net.Socket;
+  private received = Buffer.alloc(0);
+  private waiting: (() => void) | undefined;
+  readonly closed: Promise<void>;
+
+  constructor() {
+    this.socket = net.connect(listener.port, '127.0.0.1');
+    this.socket.on('data', (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk]);
+      this.waiting?.();
+    });
+    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
+    void this.closed.then(() => this.waiting?.());
+  }
+
+  send(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** The next `count` bytes, or what arrived before the connection closed. */
+  async read(count: number): Promise<Buffer> {
+    let open = true;
+    void this.closed.then(() => (open = false));
+    while (this.received.length < count && open) await new Promise<void>((resolve) => (this.waiting = resolve));
+    const bytes = this.received.subarray(0, count);
+    this.received = this.received.subarray(bytes.length);
+    return bytes;
+  }
+
+  async handshake(imei: string): Promise<number | undefined> {
+    this.send(imeiHandshake(imei));
+    return (await this.read(1))[0];
+  }
+
+  /** Sends a packet and reads its acknowledgement: the record count, or undefined when none came before close. */
+  async packet(bytes: Buffer): Promise<number | undefined> {
+    this.send(bytes);
+    const ack = await this.read(4);
+    return ack.length === 4 ? ack.readUInt32BE(0) : undefined;
+  }
+
+  end(): void {
+    this.socket.destroy();
+  }
+}
+
+let clock = Date.now() - 3_600_000;
+/** A record a second after the last one built, at a place and speed of its own. */
+function record(overrides: Partial<RecordToEncode> = {}): RecordToEncode {
+  clock += 1000;
+  return {
+    timestamp: clock,
+    priority: 1,
+    longitude: 106.8456123,
+    latitude: -6.2087634,
+    altitude: 42,
+    angle: 215,
+    satellites: 12,
+    speed: 63,
+    eventIoId: 0,
+    io: { 1: { 239: 1, 21: 4 }, 2: { 66: 12_850 }, 4: { 16: 1_234_567 } },
+    ...overrides,
+  };
+}
+
+async function rowsOf(imei: string) {
+  return (await db().query('SELECT * FROM trip_locations WHERE imei = $1 ORDER BY gps_time', [imei])).rows;
+}
+
+describe('the session', () => {
+  test('a registered IMEI is answered 01; an unregistered one 00, and the connection is closed', async () => {
+    const known = new Device();
+    expect(await known.handshake(await registered())).toBe(0x01);
+    known.end();
+
+    const stranger = new Device();
+    expect(await stranger.handshake(uniqueDeviceImei())).toBe(0x00);
+    await stranger.closed;
+  });
+
+  test('a Codec 8 packet of 10 records is acknowledged with 10 once all are stored, each field mapped', async () => {
+    const imei = await registered();
+    const device = new Device();
+    await device.handshake(imei);
+    const records = Array.from({ length: 10 }, (_, i) => record({ speed: 50 + i }));
+
+    expect(await device.packet(framePacket(encodeAvlData(CODEC_8, records)))).toBe(10);
+
+    const rows = await rowsOf(imei);
+    expect(rows.map((row) => row.speed)).toEqual(records.map((r) => r.speed));
+    expect(rows[0]).toMatchObject({ latitude: -6.2087634, longitude: 106.8456123, angle: 215, satellite: 12, ignition: true });
+    expect(rows[0].gps_time.getTime()).toBe(records[0]!.timestamp);
+    expect(rows[0].attributes).toEqual({ altitude: 42, priority: 1, '239': 1, '21': 4, '66': 12_850, '16': 1_234_567 });
+    device.end();
+  });
+
+  test('Codec 8 Extended: two-byte ids and variable-length values; without IO 239 the ignition is unknown', async () => {
+    const imei = await registered();
+    const device = new Device();
+    await device.handshake(imei);
+    const one = record({ eventIoId: 385, io: { 2: { 24: 70 }, x: { 385: '0102a0ff' } } });
+
+    expect(await device.packet(framePacket(encodeAvlData(CODEC_8E, [one])))).toBe(1);
+    const [row] = await rowsOf(imei);
+    expect(row).toMatchObject({ ignition: null, attributes: { altitude: 42, priority: 1, eventIo: 385, '24': 70, '385': '0102a0ff' } });
+    device.end();
+  });
+
+  test('the handshake and packets split into single bytes, and two packets in one write, are each acknowledged', async () => {
+    const imei = await registered();
+    const device = new Device();
+    for (const byte of imeiHandshake(imei)) device.send(Buffer.from([byte]));
+    expect((await device.read(1))[0]).toBe(1);
+    const first = framePacket(encodeAvlData(CODEC_8, [record(), record()]));
+    for (const byte of first) device.send(Buffer.from([byte]));
+    expect((await device.read(4)).readUInt32BE(0)).toBe(2);
+
+    device.send(
+      Buffer.concat([
+        framePacket(encodeAvlData(CODEC_8, [record()])),
+        framePacket(encodeAvlData(CODEC_8E, [record(), record(), record()])),
+      ]),
+    );
+    expect((await device.read(4)).readUInt32BE(0)).toBe(1);
+    expect((await device.read(4)).readUInt32BE(0)).toBe(3);
+    expect(await rowsOf(imei)).toHaveLength(6);
+    device.end();
+  });
+
+  test('a packet sent again after a lost acknowledgement is acknowledged again and stored once', async () => {
+    const imei = await registered();
+    const packet = framePacket(encodeAvlData(CODEC_8, [record(), record(), record()]));
+    const first = new Device();
+    await first.handshake(imei);
+    first.send(packet);
+    // The records are committed, but the device goes before it reads the acknowledgement; it comes back
+    // and sends the packet again, as a device that heard nothing does.
+    await eventually(async () => (await rowsOf(imei)).length === 3, 10_000, { what: 'the first sending to be stored' });
+    first.end();
+    const again = new Device();
+    await again.handshake(imei);
+
+    expect(await again.packet(packet)).toBe(3);
+    expect(await rowsOf(imei)).toHaveLength(3);
+    again.end();
+  });
+
+  test('records outside the limits (the published example, from 2019) are acknowledged with their packet and dropped', async () => {
+    const imei = await registered();
+    const device = new Device();
+    await device.handshake(imei);
+    const example = Buffer.from(
+      '000000000000003608010000016B40D8EA30010000000000000000000000000000000105021503010101425E0F01F10000601A014E0000000000000000010000C7CF',
+      'hex',
+    );
+    const metrics = `http://127.0.0.1:${listener.metricsPort}/metrics`;
+    const before = (await scrape(metrics)).value('fleet_teltonika_records_total', { outcome: 'dropped' }) ?? 0;
+
+    expect(await device.packet(example)).toBe(1);
+    expect(await rowsOf(imei)).toHaveLength(0);
+    expect((await scrape(metrics)).value('fleet_teltonika_records_total', { outcome: 'dropped' })).toBe(before + 1);
+    device.end();
+  });
+});
+
+describe('refused packets', () => {
+  test('a CRC that does not match gets no acknowledgement and stores nothing, the connection closes, and other devices are served', async () => {
+    const [imei, other] = [await registered(), await registered()];
+    const bystander = new Device();
+    await bystander.handshake(other);
+    const device = new Device();
+    await device.handshake(imei);
+    const damaged = framePacket(encodeAvlData(CODEC_8, [record(), record()]));
+    damaged.writeUInt16BE(damaged.readUInt16BE(damaged.length - 2) ^ 0xffff, damaged.length - 2);
+
+    expect(await device.packet(damaged)).toBeUndefined();
+    await device.closed;
+    expect(await rowsOf(imei)).toHaveLength(0);
+    expect(await bystander.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
+    bystander.end();
+  });
+
+  test('a packet of another codec, or a stream that is not Teltonika’s, is not acknowledged and closes the connection', async () => {
+    const imei = await registered();
+    const device = new Device();
+    await device.handshake(imei);
+    const data = encodeAvlData(CODEC_8, [record()]);
+    data.writeUInt8(0x0c, 0);
+
+    expect(await device.packet(framePacket(data))).toBeUndefined();
+    const http = new Device();
+    http.send(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    await http.closed;
+    expect(await rowsOf(imei)).toHaveLength(0);
+  });
+
+  test('counts connections, packets, records, acknowledgements and refusals on /metrics, and is ready', async () => {
+    const base = `http://127.0.0.1:${listener.metricsPort}`;
+    const metrics = await scrape(`${base}/metrics`);
+    expect(metrics.value('fleet_teltonika_packets_total', { outcome: 'acknowledged' })).toBeGreaterThan(0);
+    expect(metrics.value('fleet_teltonika_acknowledgements_total')).toBeGreaterThan(0);
+    expect(metrics.value('fleet_teltonika_records_total', { outcome: 'stored' })).toBeGreaterThan(0);
+    expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'crc' })).toBeGreaterThan(0);
+    expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'unregistered' })).toBeGreaterThan(0);
+    expect(metrics.value('fleet_teltonika_connections')).toBeGreaterThanOrEqual(0);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+  });
+});
