@@ -47,8 +47,8 @@ class Device {
   private waiting: (() => void) | undefined;
   readonly closed: Promise<void>;
 
-  constructor() {
-    this.socket = net.connect(listener.port, '127.0.0.1');
+  constructor(port = listener.port) {
+    this.socket = net.connect(port, '127.0.0.1');
     this.socket.on('data', (chunk: Buffer) => {
       this.received = Buffer.concat([this.received, chunk]);
       this.waiting?.();
@@ -249,5 +249,50 @@ describe('refused packets', () => {
     expect(metrics.value('fleet_teltonika_connections')).toBeGreaterThanOrEqual(0);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
+  });
+});
+
+describe('connections that hold resources', () => {
+  let strict: TeltonikaListener;
+  beforeAll(async () => {
+    strict = await startTeltonika(
+      teltonikaConfig({
+        ...stack.env,
+        TELTONIKA_PORT: String(await freePort()),
+        METRICS_PORT: '0',
+        TELTONIKA_MAX_CONNECTIONS: '2',
+        TELTONIKA_HANDSHAKE_TIMEOUT_MS: '300',
+        TELTONIKA_IDLE_TIMEOUT_MS: '600',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await strict?.stop();
+  });
+
+  const connect = () => new Device(strict.port);
+
+  test('a connection that never sends its IMEI, and one silent after it, are closed and counted', async () => {
+    const silent = connect();
+    const idle = connect();
+    expect(await idle.handshake(await registered())).toBe(1);
+
+    await Promise.all([silent.closed, idle.closed]);
+    const metrics = await scrape(`http://127.0.0.1:${strict.metricsPort}/metrics`);
+    expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'handshake-timeout' })).toBeGreaterThanOrEqual(1);
+    expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'idle' })).toBeGreaterThanOrEqual(1);
+  });
+
+  test('past TELTONIKA_MAX_CONNECTIONS a new connection is closed at once, and those within it are served', async () => {
+    const imeis = [await registered(), await registered()];
+    const held = [connect(), connect()];
+    for (const [index, device] of held.entries()) expect(await device.handshake(imeis[index]!)).toBe(1);
+    const extra = connect();
+    await extra.closed;
+
+    expect(await held[0]!.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
+    const metrics = await scrape(`http://127.0.0.1:${strict.metricsPort}/metrics`);
+    expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'capacity' })).toBeGreaterThanOrEqual(1);
+    for (const device of held) device.end();
   });
 });

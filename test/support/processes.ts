@@ -40,7 +40,7 @@ const startedLine: Record<ServiceName, { msg: string; port: string }> = {
   gateway: { msg: 'gateway listening', port: 'port' },
   'trip-writer': { msg: 'trip-writer consuming', port: 'metricsPort' },
   'group-writer': { msg: 'group-writer consuming', port: 'metricsPort' },
-  teltonika: { msg: 'Teltonika listener accepting devices', port: 'port' },
+  teltonika: { msg: 'Teltonika listener accepting devices', port: 'metricsPort' },
 };
 
 // The service's stdin is /dev/null; the guard keeps its own stdin (the test's pipe) on fd 3 and kills
