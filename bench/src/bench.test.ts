@@ -62,6 +62,7 @@ test('every scenario runs against the started stack and is answered without erro
     'vehicle group create, 10 ids',
     'last-location read',
     'history page, one device one day',
+    'Teltonika Codec 8, packets of 10 records',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
   ]);
@@ -88,7 +89,7 @@ test('each scenario is a ratio to the hello-world runs just before and after it,
 });
 
 test('the peak memory of every service is read, and every target is reported', () => {
-  expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
+  expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'group-writer', 'teltonika', 'trip-writer']);
   for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
   expect(report.targets.map((target) => target.what)).toEqual([
     'category read / hello-world',
@@ -194,9 +195,13 @@ test('the batch scenario counts the positions it stored, and is compared with si
   expect(report.scenarios.filter((scenario) => scenario.positionsPerSecond !== undefined).map((scenario) => scenario.name)).toEqual([
     'trip batch, 100 positions',
     'trip batch, 100 devices',
+    'Teltonika Codec 8, packets of 10 records',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
   ]);
+  const teltonika = report.scenarios.find((scenario) => scenario.name.startsWith('Teltonika'))!;
+  expect(teltonika.positionsPerSecond).toBeCloseTo(teltonika.requestsPerSecond * 10, 6);
+  expect(teltonika.cpuMicrosPerPosition!.gateway).toBeGreaterThan(0);
   const manyDevices = report.scenarios.find((scenario) => scenario.name === 'trip batch, 100 devices')!;
   expect(manyDevices.positionsPerSecond).toBeCloseTo(manyDevices.requestsPerSecond * 100, 6);
   const spread = report.targets.find((target) => target.what.startsWith('trip batch of 100 devices'))!;

@@ -16,6 +16,7 @@ import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
 import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
+import { quantileMs, teltonikaLoad } from './teltonika-load';
 import { capacityModel, type CapacityModel } from './capacity';
 import { pendingReplies, postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
@@ -181,6 +182,7 @@ function serviceProcesses(launcherPid: number): Record<string, number> {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(cmdline);
     if (match) found[match[1]!] = Number(pid);
+    else if (cmdline.includes('services/gateway/dist/teltonika/main.js')) found.teltonika = Number(pid);
   }
   return found;
 }
@@ -365,6 +367,56 @@ function cpuPerRequest(
   };
 }
 
+export const TELTONIKA_SCENARIO = `Teltonika Codec 8, packets of 10 records`;
+const TELTONIKA_RECORDS_PER_PACKET = 10;
+let benchDevices = 0;
+
+/** Registers one device per connection through the gateway, as an operator would, and answers their IMEIs. */
+async function registerBenchDevices(gatewayUrl: string, bearer: () => Record<string, string>, count: number): Promise<string[]> {
+  benchDevices += 1;
+  const prefix = `${String(Date.now()).slice(-7)}${benchDevices % 100}`.padStart(9, '0');
+  const imeis = Array.from({ length: count }, (_, index) => `86${prefix}${String(index).padStart(4, '0')}`);
+  for (const imei of imeis) {
+    const response = await fetch(`${gatewayUrl}/fleet/api/v1/devices`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/json' },
+      body: JSON.stringify({ imei, name: 'bench' }),
+    });
+    if (response.status !== 200) throw new Error(`registering bench device ${imei} answered ${response.status}`);
+  }
+  return imeis;
+}
+
+/**
+ * The Teltonika scenario: a request is a packet, answered by its acknowledgement. The warm-up and the
+ * measured run each have devices of their own, so that neither's records count against the other's
+ * device rate limit.
+ */
+async function measureTeltonika(port: number, register: () => Promise<string[]>, options: BenchOptions, cpuOf: CpuOf): Promise<Measured> {
+  if (options.warmupSeconds > 0) await teltonikaLoad(port, await register(), options.warmupSeconds, TELTONIKA_RECORDS_PER_PACKET);
+  const imeis = await register();
+  const before = cpuSnapshot(cpuOf.sources);
+  const result = await teltonikaLoad(port, imeis, options.durationSeconds, TELTONIKA_RECORDS_PER_PACKET);
+  const after = cpuSnapshot(cpuOf.sources);
+  const cpu = cpuBetween(before, after);
+  const packetsPerSecond = result.packets / options.durationSeconds;
+  const p99Ms = quantileMs(result.latencies, 0.99);
+  process.stderr.write(
+    `  ${TELTONIKA_SCENARIO}: ${Math.round(packetsPerSecond)} packets/s, ${Math.round(packetsPerSecond * TELTONIKA_RECORDS_PER_PACKET)} ` +
+      `positions/s, p99 ${p99Ms} ms, ${result.errors} errors, ${cpuSummary(perUnit(cpu, result.packets), 'teltonika')}\n`,
+  );
+  return {
+    name: TELTONIKA_SCENARIO,
+    requestsPerSecond: packetsPerSecond,
+    p50Ms: quantileMs(result.latencies, 0.5),
+    p99Ms,
+    errors: result.errors,
+    positionsPerSecond: packetsPerSecond * TELTONIKA_RECORDS_PER_PACKET,
+    cpu,
+    answered: result.packets,
+  };
+}
+
 let sequence = 0;
 /**
  * Positions are of the present, as live devices report them: their days' partitions exist (the writer
@@ -464,17 +516,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   let gatewayUrl = options.targetUrl;
   let broker = options.targetUrl ? 'that of the stack at the target URL' : 'not reported by the launcher';
   let launcher: ChildProcess | undefined;
+  /** The started stack's Teltonika listener; none against a stack at a target URL. */
+  let teltonikaPort: number | undefined;
   /** The broker's JVM, as the launcher names it when it started or found the local Apache Kafka. */
   let brokerPid: number | null = null;
   try {
     if (!gatewayUrl) {
       const port = await freePort();
+      teltonikaPort = await freePort();
       launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
         env: {
           ...process.env,
           PORT: String(port),
           TRIP_WRITER_METRICS_PORT: '0',
           GROUP_WRITER_METRICS_PORT: '0',
+          TELTONIKA_PORT: String(teltonikaPort),
+          TELTONIKA_METRICS_PORT: '0',
           DATABASE_URL: options.databaseUrl,
           KAFKA_TOPIC_PREFIX: `bench-${Date.now()}`,
           CACHE_KEY_PREFIX: `bench-${Date.now()}:`,
@@ -699,6 +756,28 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     for (const { name, url, request } of scenarioLoads) {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
+    }
+
+    // Teltonika devices over TCP: one connection per device, packets of 10 records. The listener stands
+    // in the gateway's column, as the process that takes the positions in.
+    if (teltonikaPort !== undefined && services.teltonika) {
+      const listenerCpu: CpuOf = { ...cpuOf(), sources: { ...cpuOf().sources, gateway: pidsOf(services.teltonika) } };
+      const register = () => registerBenchDevices(gatewayUrl!, bearer, options.connections);
+      const result = await measureTeltonika(teltonikaPort, register, options, listenerCpu);
+      const before = helloRuns.at(-1)!;
+      const after = await measureHello(false);
+      helloRuns.push(after);
+      const baseline = {
+        requestsPerSecond: (before.requestsPerSecond + after.requestsPerSecond) / 2,
+        p99Ms: (before.p99Ms + after.p99Ms) / 2,
+      };
+      const { cpu, answered, ...figures } = result;
+      measured.push({
+        ...figures,
+        baseline,
+        ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond),
+        ...cpuPerRequest({ cpu, answered }, TELTONIKA_RECORDS_PER_PACKET),
+      });
     }
 
     // Scale-out: the same trip creates through one gateway and one trip-writer, then through two of each
