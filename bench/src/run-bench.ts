@@ -512,6 +512,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
   };
 
+  // A run starts from an empty database: one left by a run that was cut short would hold its volume
+  // too, and every figure that reads it would be of twice the data.
+  if (!options.targetUrl) await dropBenchDatabase(options.databaseUrl);
   await ensureDatabase(options.databaseUrl);
   let gatewayUrl = options.targetUrl;
   let broker = options.targetUrl ? 'that of the stack at the target URL' : 'not reported by the launcher';

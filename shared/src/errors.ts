@@ -29,6 +29,7 @@ export const errorCodes = {
   deviceKeyMismatch: { code: 'E-G1/1-05', category: 'forbidden', message: 'The device key belongs to another device' },
   deviceExists: { code: 'E-C1/1-01', category: 'conflict', message: 'This device is already registered' },
   deviceNotFound: { code: 'E-N1/1-05', category: 'notFound', message: 'No such device' },
+  groupNotFound: { code: 'E-N1/1-06', category: 'notFound', message: 'No such vehicle group' },
   tokenInvalid: { code: 'E-V1/1-03', category: 'invalid', message: 'An error occurred while executing the query' },
   validationFailed: { code: 'E-V1/1-01', category: 'invalid', message: 'The request body is invalid' },
   malformedBody: { code: 'E-V1/1-02', category: 'invalid', message: 'The request body could not be parsed' },

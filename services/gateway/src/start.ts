@@ -28,7 +28,9 @@ import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
 import { answerClientError } from './http/client-errors';
+import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
+import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
 import { createWriteLimits } from './rate-limits/write-limits';
 import { CommandBus } from './kafka/command-bus';
 import { createGatewayMetrics } from './metrics';
@@ -273,7 +275,9 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
       reader: createPositionReader({ pool }),
+      statuses: createDeviceStatusReader({ pool, offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
+    groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(pool) },
     metrics,
   });
   const server = http.createServer(

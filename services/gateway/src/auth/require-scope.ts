@@ -8,6 +8,7 @@ export const SCOPES = {
   positionsWrite: 'positions:write',
   positionsRead: 'positions:read',
   groupsWrite: 'groups:write',
+  groupsRead: 'groups:read',
   devicesWrite: 'devices:write',
 } as const;
 

@@ -16,6 +16,7 @@ import { observeRequests } from './observe-requests';
 import { addOperationsRoutes } from './operations-routes';
 import { addPositionRoutes, checkedPositionReads, type PositionRoutesDeps } from './position-routes';
 import { addDeviceRoutes } from './device-routes';
+import { addGroupRoutes, type GroupRoutesDeps } from './group-routes';
 import { addOsmandRoutes, type OsmandRoutesDeps } from './osmand-routes';
 import { assignRequestId } from './request-id';
 import type { Middleware } from './route-handler';
@@ -29,6 +30,7 @@ export interface AppDeps {
   writes: WriteRoutesDeps;
   categories: CategoryRoutesDeps;
   positions: PositionRoutesDeps;
+  groups: GroupRoutesDeps;
   /** The device registry's table, for registering devices. */
   pool: Pool;
   /** What the tracker protocols' routes need besides the write routes' dependencies. */
@@ -68,7 +70,8 @@ export function createHttp(deps: AppDeps): Http {
   addWriteRoutes(app, writes);
   addTripBatchRoute(app, tripBatch);
   // Before the position reads, whose scope check covers every path under /fleet/api/v1/devices.
-  addDeviceRoutes(app, { writes: deps.writes, pool: deps.pool });
+  addDeviceRoutes(app, { writes: deps.writes, positions: deps.positions, pool: deps.pool });
+  addGroupRoutes(app, deps.groups);
   addPositionRoutes(app, deps.positions);
   addOsmandRoutes(app, { ...deps.trackers, writes: deps.writes });
   addHealthRoutes(app, deps.health);

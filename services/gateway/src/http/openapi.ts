@@ -22,6 +22,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/p
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { LAST_LOCATION_PATH, TRIP_LOCATIONS_PATH } from './position-routes';
 import { registerDevicePaths } from './openapi-devices';
+import { registerReadPaths } from './openapi-reads';
 import { requestIdPattern } from './request-id';
 import { NDJSON_TYPE, TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
 import { FORM_FIELDS_MAX, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
@@ -634,6 +635,15 @@ function buildDocument(): object {
       ),
       ...readFailures,
     },
+  });
+
+  registerReadPaths({
+    registry,
+    bearerName: bearer.name,
+    errorBody: ErrorBody,
+    position: Position,
+    json,
+    requestIdParameter,
   });
 
   registerDevicePaths({

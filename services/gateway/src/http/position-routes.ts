@@ -7,6 +7,7 @@ import { deviceOf, requireOwnDeviceRead } from '../auth/device-claim';
 import { requireScope, SCOPES, verifiedTokenOf, verifyWithScope } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
+import type { DeviceStatusReader } from '../positions/device-status';
 import type { PositionReader } from '../positions/read-positions';
 import { sendError } from './error-handler';
 import { queryOf, type RouteHandler } from './route-handler';
@@ -15,12 +16,15 @@ import { sendJson } from './send-json';
 export const DEVICES_PATH = '/fleet/api/v1/devices';
 export const LAST_LOCATION_PATH = `${DEVICES_PATH}/:imei/last-location`;
 export const TRIP_LOCATIONS_PATH = `${DEVICES_PATH}/:imei/trip-locations`;
+export const DEVICE_PATH = `${DEVICES_PATH}/:imei`;
 
 export interface PositionRoutesDeps {
   tokens: TokenVerifier;
   /** JWT_REQUIRED_SCOPES: the token's `scope` claim must hold positions:read. */
   requiredScopes: boolean;
   reader: PositionReader;
+  /** Each device's status (GET /fleet/api/v1/devices/{imei} and the list of devices). */
+  statuses: DeviceStatusReader;
   /** JWT_DEVICE_CLAIM: a token carrying it reads only its own device's positions. */
   deviceClaim: string | undefined;
 }
@@ -73,7 +77,11 @@ export function addPositionRoutes(router: Express, deps: PositionRoutesDeps): vo
   };
   router.get(LAST_LOCATION_PATH, ownDevice, (req, res) => reads.lastLocation(req, res, req.params.imei as string));
   router.get(TRIP_LOCATIONS_PATH, ownDevice, (req, res) => reads.history(req, res, req.params.imei as string));
+  router.get(DEVICE_PATH, ownDevice, async (req, res) => {
+    sendJson(res, 200, await deps.statuses.device(req.params.imei as string));
+  });
   router.route(LAST_LOCATION_PATH).all(onlyGet);
   router.route(TRIP_LOCATIONS_PATH).all(onlyGet);
+  router.route(DEVICE_PATH).all(onlyGet);
   router.use(DEVICES_PATH, undecodableImei);
 }

@@ -33,7 +33,7 @@ export interface Position {
 }
 
 /** A row as pg answers it under timestampsAsText: timestamps are PostgreSQL's text. */
-interface PositionRow {
+export interface PositionRow {
   id: string;
   imei: string;
   gps_time: string;
@@ -51,7 +51,7 @@ interface PositionRow {
   received_at: string;
 }
 
-const POSITION_COLUMNS =
+export const POSITION_COLUMNS =
   'imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, attributes, received_at';
 
 const LAST_LOCATION = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = $1`;
@@ -68,7 +68,7 @@ const HISTORY_PAGE = `
   ORDER BY gps_time
   LIMIT $5`;
 
-function toPosition(row: PositionRow): Position {
+export function toPosition(row: PositionRow): Position {
   return {
     id: Number(row.id),
     imei: row.imei,

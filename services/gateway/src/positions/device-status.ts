@@ -1,0 +1,138 @@
+// A device's status: its registration (name), when its newest position (by gpsTime) was received, that
+// position, and whether it is online: something received within DEVICE_OFFLINE_AFTER. One device by
+// IMEI, or every device known (registered, or seen) a page at a time, keyset-paged on the IMEI and
+// filtered by status. A device neither registered nor ever seen does not exist: 404.
+import type { Pool } from 'pg';
+import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { DEFAULT_PAGE_SIZE, invalidParameter, MAX_PAGE_SIZE, parseImei } from './position-query';
+import { POSITION_COLUMNS, toPosition, type Position, type PositionRow } from './position-store';
+import { isoMillis, timestampsAsText } from './stored-time';
+
+export type DeviceState = 'online' | 'offline';
+
+export interface DeviceStatus {
+  imei: string;
+  /** Present when the device is registered. */
+  name?: string | null;
+  /** When its newest position was received; null for a registered device never heard from. */
+  lastSeenAt: string | null;
+  lastPosition: Position | null;
+  status: DeviceState;
+}
+
+export interface DeviceStatusPage {
+  data: DeviceStatus[];
+  nextCursor: string | null;
+}
+
+type StatusRow = Partial<PositionRow> & { device_imei: string; registered: boolean; name: string | null };
+
+// The position's columns are qualified: the registry has an imei of its own.
+const LAST_COLUMNS = POSITION_COLUMNS.split(', ')
+  .map((column) => `l.${column}`)
+  .join(', ');
+
+const STATUS_OF_ONE = `
+  SELECT k.imei AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, ${LAST_COLUMNS}
+  FROM (SELECT $1::text AS imei) k
+  LEFT JOIN devices d ON d.imei = k.imei
+  LEFT JOIN device_last_locations l ON l.imei = k.imei
+  WHERE d.imei IS NOT NULL OR l.imei IS NOT NULL`;
+
+/**
+ * Every device known, after the cursor's IMEI, of one status or any: $2 null for any, else true for
+ * online; online means received at or after $3.
+ */
+const STATUS_PAGE = `
+  SELECT coalesce(l.imei, d.imei) AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, ${LAST_COLUMNS}
+  FROM device_last_locations l
+  FULL JOIN devices d ON d.imei = l.imei
+  WHERE coalesce(l.imei, d.imei) > $1
+    AND ($2::boolean IS NULL OR $2 = coalesce(l.received_at >= $3, false))
+  ORDER BY coalesce(l.imei, d.imei)
+  LIMIT $4`;
+
+async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
+  }
+}
+
+function parseStatus(raw: unknown): DeviceState | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'online' || raw === 'offline') return raw;
+  throw invalidParameter('status', 'must be online or offline');
+}
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const limit = typeof raw === 'string' && /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  return limit;
+}
+
+/** A cursor is the last IMEI answered; any other text is refused. */
+function parseCursor(raw: unknown): string {
+  if (raw === undefined) return '';
+  const decoded = typeof raw === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+  if (!decoded.startsWith('d:') || decoded.length < 3) throw invalidParameter('cursor', 'is not a cursor this service issued');
+  return decoded.slice(2);
+}
+
+export interface DeviceStatusDeps {
+  pool: Pool;
+  /** DEVICE_OFFLINE_AFTER in milliseconds. */
+  offlineAfterMs: number;
+  now?: () => number;
+}
+
+export function createDeviceStatusReader(deps: DeviceStatusDeps) {
+  const now = deps.now ?? Date.now;
+
+  const toStatus = (row: StatusRow, onlineSince: number): DeviceStatus => {
+    const lastPosition = row.id === null || row.id === undefined ? null : toPosition(row as PositionRow);
+    const lastSeenAt = row.received_at ? isoMillis(row.received_at) : null;
+    return {
+      imei: row.device_imei,
+      ...(row.registered ? { name: row.name } : {}),
+      lastSeenAt,
+      lastPosition,
+      status: lastSeenAt !== null && Date.parse(lastSeenAt) >= onlineSince ? 'online' : 'offline',
+    };
+  };
+
+  return {
+    async device(rawImei: string): Promise<{ message: string; data: DeviceStatus }> {
+      const imei = parseImei(rawImei);
+      const result = await fromDatabase(() => deps.pool.query<StatusRow>({ text: STATUS_OF_ONE, values: [imei], types: timestampsAsText }));
+      const row = result.rows[0];
+      if (!row) throw new AppError({ kind: 'deviceNotFound', detail: `device ${imei} is neither registered nor ever heard from` });
+      return { message: 'Device status', data: toStatus(row, now() - deps.offlineAfterMs) };
+    },
+
+    async page(query: Record<string, unknown>): Promise<DeviceStatusPage> {
+      for (const name of ['status', 'limit', 'cursor']) {
+        if (Array.isArray(query[name])) throw invalidParameter(name, 'must be given once');
+      }
+      const status = parseStatus(query.status);
+      const limit = parseLimit(query.limit);
+      const after = parseCursor(query.cursor);
+      const onlineSince = now() - deps.offlineAfterMs;
+      const result = await fromDatabase(() =>
+        deps.pool.query<StatusRow>({
+          text: STATUS_PAGE,
+          values: [after, status === undefined ? null : status === 'online', new Date(onlineSince).toISOString(), limit + 1],
+          types: timestampsAsText,
+        }),
+      );
+      const data = result.rows.slice(0, limit).map((row) => toStatus(row, onlineSince));
+      const last = data.at(-1);
+      return { data, nextCursor: result.rows.length > limit && last ? Buffer.from(`d:${last.imei}`).toString('base64url') : null };
+    },
+  };
+}
+
+export type DeviceStatusReader = ReturnType<typeof createDeviceStatusReader>;

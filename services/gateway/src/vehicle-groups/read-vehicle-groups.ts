@@ -1,0 +1,97 @@
+// Vehicle groups read back: one by id, or all of them a page at a time, oldest first. Served from
+// PostgreSQL directly; keyset-paged on the id, so a page costs the same however deep it is and a group
+// created meanwhile is never answered twice. A group's vehicle ids come in ascending order: a group is a
+// set (duplicates were collapsed when it was created).
+import type { Pool } from 'pg';
+import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { DEFAULT_PAGE_SIZE, invalidParameter, MAX_PAGE_SIZE } from '../positions/position-query';
+
+export interface VehicleGroup {
+  id: number;
+  vehicleGroupName: string;
+  vehicleIds: number[];
+  createdAt: string;
+}
+
+export interface VehicleGroupPage {
+  data: VehicleGroup[];
+  /** null on the last page. */
+  nextCursor: string | null;
+}
+
+interface GroupRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  vehicle_ids: string[];
+}
+
+const GROUP_COLUMNS = `
+  g.id, g.name, g.created_at,
+  coalesce((SELECT array_agg(m.vehicle_id ORDER BY m.vehicle_id) FROM vehicle_group_members m WHERE m.vehicle_group_id = g.id), '{}') AS vehicle_ids`;
+
+const toGroup = (row: GroupRow): VehicleGroup => ({
+  id: Number(row.id),
+  vehicleGroupName: row.name,
+  vehicleIds: row.vehicle_ids.map(Number),
+  createdAt: row.created_at.toISOString(),
+});
+
+async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
+  }
+}
+
+/** A group id as the path carries it: a positive integer. */
+function parseGroupId(raw: string): number {
+  const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id)) throw invalidParameter('id', 'must be a positive integer');
+  return id;
+}
+
+/** A cursor is the last id answered, written as a page's nextCursor writes it. */
+function parseCursor(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+  const match = /^g:(\d{1,18})$/.exec(decoded);
+  if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
+  return Number(match[1]);
+}
+
+const encodeCursor = (id: number) => Buffer.from(`g:${id}`).toString('base64url');
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const limit = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  return limit;
+}
+
+export function createGroupReader(pool: Pool) {
+  return {
+    async group(rawId: string): Promise<{ message: string; data: VehicleGroup }> {
+      const id = parseGroupId(rawId);
+      const result = await fromDatabase(() => pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id = $1`, [id]));
+      const row = result.rows[0];
+      if (!row) throw new AppError({ kind: 'groupNotFound', detail: `no vehicle group has id ${id}` });
+      return { message: 'Vehicle group found', data: toGroup(row) };
+    },
+
+    async page(query: { limit?: string; cursor?: string }): Promise<VehicleGroupPage> {
+      const limit = parseLimit(query.limit);
+      const after = parseCursor(query.cursor);
+      // One more than asked tells whether a next page exists without a count.
+      const result = await fromDatabase(() =>
+        pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id > $1 ORDER BY g.id LIMIT $2`, [after, limit + 1]),
+      );
+      const rows = result.rows.slice(0, limit).map(toGroup);
+      return { data: rows, nextCursor: result.rows.length > limit ? encodeCursor(rows.at(-1)!.id) : null };
+    },
+  };
+}
+
+export type GroupReader = ReturnType<typeof createGroupReader>;

@@ -1,0 +1,124 @@
+// A device's status over real HTTP: registered or seen devices, online or offline by the time their
+// newest position was received, and the list of devices by status.
+import { closeKafka } from '../support/kafka';
+import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+
+let stack: Stack;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  stack = await startStack('device-status', { env: { DEVICE_OFFLINE_AFTER: '10m' } });
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function get(path: string, headers: Record<string, string> = auth) {
+  const response = await fetch(`${stack.url}${path}`, { headers });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+async function post(imei: string, gpsTime = new Date(Date.now() - 60_000).toISOString()) {
+  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location`, buildTrip({ imei, gpsTime }), auth);
+  if (res.status !== 200) throw new Error(`posting answered ${res.status}`);
+  return res.body.data.id as number;
+}
+
+/** A device last heard from 11 minutes ago: its newest position's receipt moved into the past. */
+async function silenced(imei: string) {
+  await db().query("UPDATE device_last_locations SET received_at = now() - interval '11 minutes' WHERE imei = $1", [imei]);
+}
+
+describe('GET /fleet/api/v1/devices/{imei}', () => {
+  test('a device that just posted is online, with its last position as last-location answers it', async () => {
+    const imei = uniqueDeviceImei();
+    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei, name: 'Van 9' }, auth);
+    const id = await post(imei);
+
+    const res = await get(`/fleet/api/v1/devices/${imei}`);
+    const last = await get(`/fleet/api/v1/devices/${imei}/last-location`);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      data: { imei, name: 'Van 9', lastSeenAt: last.body.data.receivedAt, lastPosition: last.body.data, status: 'online' },
+    });
+    expect(res.body.data.lastPosition.id).toBe(id);
+  });
+
+  test('nothing received for DEVICE_OFFLINE_AFTER: offline; a registered device never heard from: offline with no position', async () => {
+    const seen = uniqueDeviceImei();
+    await post(seen);
+    await silenced(seen);
+    expect((await get(`/fleet/api/v1/devices/${seen}`)).body.data).toMatchObject({ status: 'offline', lastPosition: { imei: seen } });
+    expect((await get(`/fleet/api/v1/devices/${seen}`)).body.data).not.toHaveProperty('name');
+
+    const quiet = uniqueDeviceImei();
+    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei: quiet }, auth);
+    expect((await get(`/fleet/api/v1/devices/${quiet}`)).body.data).toEqual({
+      imei: quiet,
+      name: null,
+      lastSeenAt: null,
+      lastPosition: null,
+      status: 'offline',
+    });
+  });
+
+  test('a device never seen and not registered answers 404; no token 401', async () => {
+    expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`)).toMatchObject({ status: 404, body: { code: 'E-N1/1-05' } });
+    expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`, {})).toMatchObject({ status: 401 });
+  });
+});
+
+describe('GET /fleet/api/v1/devices?status=', () => {
+  async function everyPage(query: string): Promise<Array<{ imei: string; status: string }>> {
+    const all = [];
+    let cursor: string | null = null;
+    do {
+      const res = await get(`/fleet/api/v1/devices?${query}&limit=50${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      all.push(...res.body.data);
+      cursor = res.body.nextCursor;
+    } while (cursor !== null);
+    return all;
+  }
+
+  test('lists each device once, keyset-paged by IMEI, offline ones under status=offline and online ones under status=online', async () => {
+    const [online, offline, registeredOnly] = [uniqueDeviceImei(), uniqueDeviceImei(), uniqueDeviceImei()];
+    await post(online);
+    await post(offline);
+    await silenced(offline);
+    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei: registeredOnly }, auth);
+
+    const offlineList = await everyPage('status=offline');
+    const onlineList = await everyPage('status=online');
+    const all = await everyPage('x=1');
+
+    expect(offlineList.every((device) => device.status === 'offline')).toBe(true);
+    expect(onlineList.every((device) => device.status === 'online')).toBe(true);
+    expect(offlineList.map((device) => device.imei)).toEqual(expect.arrayContaining([offline, registeredOnly]));
+    expect(onlineList.map((device) => device.imei)).toContain(online);
+    const imeis = all.map((device) => device.imei);
+    expect(imeis).toEqual([...imeis].sort());
+    expect(new Set(imeis).size).toBe(imeis.length);
+    expect(imeis.length).toBe(offlineList.length + onlineList.length);
+  });
+
+  test('a bad status, limit or cursor answers 400 naming it', async () => {
+    expect(await get('/fleet/api/v1/devices?status=asleep')).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringMatching(/^status: /) },
+    });
+    expect(await get('/fleet/api/v1/devices?limit=5000')).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringMatching(/^limit: /) },
+    });
+    expect(await get('/fleet/api/v1/devices?cursor=!!')).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringMatching(/^cursor: /) },
+    });
+  });
+});

@@ -1,0 +1,83 @@
+// Vehicle groups read back over real HTTP, against the groups the group-writer stored.
+import { closeKafka } from '../support/kafka';
+import { buildGroup, closeDb, db, postJson, signToken, startStack, type Stack } from '../support/harness';
+
+let stack: Stack;
+let auth: { authorization: string };
+
+beforeAll(async () => {
+  stack = await startStack('group-reads');
+  auth = { authorization: `Bearer ${await signToken()}` };
+});
+afterAll(async () => {
+  await stack?.stop();
+  await closeKafka();
+  await closeDb();
+});
+
+async function get(path: string, headers: Record<string, string> = auth) {
+  const response = await fetch(`${stack.url}${path}`, { headers });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+async function created(group: Record<string, unknown>): Promise<number> {
+  const res = await postJson(`${stack.url}/fleet/api/v1/vehicle-group`, group, auth);
+  if (res.status !== 200) throw new Error(`creating a group answered ${res.status}`);
+  return res.body.data.id;
+}
+
+describe('GET /fleet/api/v1/vehicle-group/{id}', () => {
+  test('answers the group as created: its name, its vehicle ids once each in ascending order, and when it was stored', async () => {
+    const group = buildGroup({ vehicleIds: [30, 10, 20, 10] });
+    const id = await created(group);
+
+    const res = await get(`/fleet/api/v1/vehicle-group/${id}`);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      data: { id, vehicleGroupName: group.vehicleGroupName, vehicleIds: [10, 20, 30], createdAt: expect.any(String) },
+    });
+    const stored = await db().query('SELECT created_at FROM vehicle_groups WHERE id = $1', [id]);
+    expect(res.body.data.createdAt).toBe(stored.rows[0].created_at.toISOString());
+  });
+
+  test('an id no group has answers 404, a malformed id 400, and no token 401', async () => {
+    expect(await get('/fleet/api/v1/vehicle-group/999999999999')).toMatchObject({ status: 404, body: { code: 'E-N1/1-06' } });
+    expect(await get('/fleet/api/v1/vehicle-group/abc')).toMatchObject({ status: 400, body: { code: 'E-V1/1-06' } });
+    expect(await get('/fleet/api/v1/vehicle-group/1', {})).toMatchObject({ status: 401, body: { code: 'E-G1/1-01' } });
+  });
+});
+
+describe('GET /fleet/api/v1/vehicle-groups', () => {
+  test('pages through every group once, oldest first, following nextCursor until it is null', async () => {
+    const ids = [];
+    for (let i = 0; i < 5; i += 1) ids.push(await created(buildGroup()));
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await get(`/fleet/api/v1/vehicle-groups?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.data.map((group: { id: number }) => group.id));
+      cursor = res.body.nextCursor;
+      pages += 1;
+    } while (cursor !== null && pages < 10_000);
+
+    const all = (await db().query('SELECT id FROM vehicle_groups ORDER BY id')).rows.map((row) => Number(row.id));
+    expect(seen).toEqual(all);
+    expect(seen).toEqual(expect.arrayContaining(ids));
+  });
+
+  test('a bad limit or a cursor this service did not issue answers 400 naming it', async () => {
+    expect(await get('/fleet/api/v1/vehicle-groups?limit=0')).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringMatching(/^limit: /) },
+    });
+    expect(await get('/fleet/api/v1/vehicle-groups?cursor=zzz')).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringMatching(/^cursor: /) },
+    });
+  });
+});
