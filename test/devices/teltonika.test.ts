@@ -15,7 +15,7 @@ import {
 import { teltonikaConfig } from '../../services/gateway/src/teltonika/config';
 import { startTeltonika, type TeltonikaListener } from '../../services/gateway/src/teltonika/start';
 import { eventually } from '../support/eventually';
-import { closeKafka } from '../support/kafka';
+import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
 
@@ -294,5 +294,49 @@ describe('connections that hold resources', () => {
     const metrics = await scrape(`http://127.0.0.1:${strict.metricsPort}/metrics`);
     expect(metrics.value('fleet_teltonika_refusals_total', { reason: 'capacity' })).toBeGreaterThanOrEqual(1);
     for (const device of held) device.end();
+  });
+});
+
+describe('backpressure', () => {
+  let stalled: Stack;
+  let slow: TeltonikaListener;
+  beforeAll(async () => {
+    // No trip-writer: the first packet's reply never comes, as when Kafka or the writers are slow.
+    stalled = await startStack('teltonika-stalled', { tripWriters: 0, env: { REPLY_TIMEOUT_MS: '30000' } });
+    slow = await startTeltonika(teltonikaConfig({ ...stalled.env, TELTONIKA_PORT: String(await freePort()), METRICS_PORT: '0' }));
+  });
+  afterAll(async () => {
+    await slow?.stop();
+    await stalled?.stop();
+  });
+
+  test('while a packet waits to be stored, the listener reads nothing more: the device’s bytes wait on its side, and one packet is published', async () => {
+    const imei = await registered();
+    const socket = net.connect(slow.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const accepted = new Promise<Buffer>((resolve) => socket.once('data', resolve));
+    socket.write(imeiHandshake(imei));
+    expect((await accepted)[0]).toBe(1);
+    const topic = `${stalled.prefix}.trip-locations`;
+    const packet = framePacket(
+      encodeAvlData(
+        CODEC_8E,
+        Array.from({ length: 50 }, () => record()),
+      ),
+    );
+
+    // Far more than the kernel's socket buffers hold between the two ends (a few MiB on loopback).
+    let sent = 0;
+    while (socket.writableLength < 32 * 2 ** 20) {
+      socket.write(packet);
+      sent += 1;
+    }
+    await eventually(async () => (await messagesIn(topic)) === 1, 10_000, { what: 'the first packet to be published' });
+
+    // The listener took the first packet and stopped reading: the rest wait in the device's own buffer.
+    expect(socket.writableLength).toBeGreaterThan(16 * 2 ** 20);
+    expect(await messagesIn(topic)).toBe(1);
+    expect(sent).toBeGreaterThan(100);
+    socket.destroy();
   });
 });

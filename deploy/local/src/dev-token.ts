@@ -1,7 +1,7 @@
 // `npm run dev-token [subject] [lifetime] [--imei <imei>] [--scope "<scopes>"]`: prints an HS256 token for
 // the local stack, signed with JWT_SECRET or the development secret in .dev/jwt-secret. --imei puts the
 // device claim the gateway reads (JWT_DEVICE_CLAIM, `imei` when unset) into the token; --scope sets its
-// `scope` claim, space-separated (positions:write groups:write positions:read).
+// `scope` claim, space-separated (positions:write positions:read groups:write groups:read devices:write).
 import { parseArgs } from 'node:util';
 import { SignJWT, type JWTPayload } from 'jose';
 import { devCredential } from './dev-secret';

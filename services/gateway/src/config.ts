@@ -138,7 +138,7 @@ const gatewayEnv = z
      * no token is restricted by a claim.
      */
     JWT_DEVICE_CLAIM: optionalString,
-    /** Each route demands its scope (positions:write, groups:write, positions:read) in the token's `scope` claim. */
+    /** Each route demands its scope (positions:write, positions:read, groups:write, groups:read, devices:write) in the token's `scope` claim. */
     JWT_REQUIRED_SCOPES: booleanFlag(false),
     BODY_LIMIT: z
       .string()
