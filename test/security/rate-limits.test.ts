@@ -13,6 +13,7 @@ import {
   postJson,
   signToken,
   startStack,
+  uniqueDeviceImei,
   uniqueImei,
   type Stack,
 } from '../support/harness';
@@ -95,6 +96,25 @@ test('a device over its limit on the single route is answered 429 E-R1/1-01 with
 
   expect(await commandsPublishedSettled(stack)).toBe(published + 1 + 1);
   expect(await storedFor([imei])).toBe(allowed);
+});
+
+test('a device over its limit through the OsmAnd protocol is answered 429 E-R1/1-01 too, counted with its JSON posts, and the refused position is not stored', async () => {
+  const auth = await bearerFor();
+  const imei = uniqueDeviceImei();
+  const registration = await postJson(`${stack.url}/fleet/api/v1/devices`, { imei }, auth);
+  expect(registration.status).toBe(200);
+  const osmand = (secondsAgo: number) =>
+    fetch(
+      `${stack.url}/osmand/${registration.body.data.key}?id=${imei}&lat=1&lon=2&timestamp=${Math.floor(Date.now() / 1000) - secondsAgo}`,
+    );
+
+  // Part of its burst through the JSON API, the rest through OsmAnd: one counter per device.
+  expect((await postJson(`${stack.url}${TRIP}`, buildTrip({ imei }), auth)).status).toBe(200);
+  for (let sent = 1; sent < DEVICE_BURST; sent += 1) expect((await osmand(100 + sent)).status).toBe(200);
+
+  const refused = await osmand(10);
+  expectDeviceRefusal({ status: refused.status, body: await refused.json(), headers: refused.headers });
+  expect(await storedFor([imei])).toBe(DEVICE_BURST);
 });
 
 test('posts sent at once are each counted as if alone: one device gets exactly its burst, the devices beside it are all stored', async () => {
