@@ -24,3 +24,4 @@ export * from './service-runner';
 export * from './stop-deadline';
 export * from './chore';
 export * from './writer-service';
+export * from './schemas/position-event';

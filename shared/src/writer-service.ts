@@ -127,7 +127,8 @@ export async function startWriter<S extends z.ZodType>(
   let consumer;
   try {
     await lagAdmin.connect();
-    missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter]);
+    // The trip-writer announces committed positions on topics.positions in the produce of its replies.
+    missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter, topics.positions]);
     if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
     consumer = await startCommandConsumer({
       kafka,

@@ -14,7 +14,7 @@ afterAll(async () => {
 test('a gateway without its topics does not start, and says which are missing', async () => {
   const prefix = uniquePrefix('no-topics');
   await expect(startGateway(gatewayConfig(baseEnv(prefix)))).rejects.toThrow(
-    `topics ${prefix}.trip-locations, ${prefix}.vehicle-groups, ${prefix}.replies missing: provision them with create-topics`,
+    `topics ${prefix}.trip-locations, ${prefix}.vehicle-groups, ${prefix}.replies, ${prefix}.positions missing: provision them with create-topics`,
   );
 });
 

@@ -141,6 +141,7 @@ test('a gateway given no reply partition (more gateways than partitions) is not 
     createTopic(topics.vehicleGroups, 3),
     createTopic(topics.replies, 2),
     createTopic(topics.deadLetter, 3),
+    createTopic(topics.positions, 12),
   ]);
   const env = baseEnv(prefix);
   const writer = await startWriter('trip', env);

@@ -161,6 +161,8 @@ const gatewayEnv = z
     HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
+    /** Live position streams one gateway serves at once; beyond them a new stream is answered 503. */
+    MAX_STREAMS: positiveInt(10_000),
     /** A device with nothing received for this long is offline (GET /fleet/api/v1/devices...), same notation. */
     DEVICE_OFFLINE_AFTER: duration('10m'),
     /** The unit of `speed` in the OsmAnd protocol's parameters: knots as the OsmAnd app sends it, by default. */

@@ -22,6 +22,10 @@ export interface GatewayMetrics {
   observeReply(seconds: number, outcome: 'replied' | 'timeout'): void;
   /** Fits CommandBusOptions.onReplyRead. */
   countReplyRead(owner: 'self' | 'other'): void;
+  /** A live position stream opened, ended (by its client or the gateway, or cut off as too slow), an event sent. */
+  streamStarted(): void;
+  streamEnded(reason?: 'slow'): void;
+  streamEventSent(): void;
   cacheLookups: CacheLookupCounter;
   /** A write let through without its rate limits checked, Redis being unavailable. */
   countRateLimitFallback(): void;
@@ -113,6 +117,17 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registers: [registry],
   });
   const readBy = { self: repliesRead.labels({ owner: 'self' }), other: repliesRead.labels({ owner: 'other' }) };
+  const streams = new Gauge({ name: 'fleet_gateway_streams', help: 'Live position streams open now', registers: [registry] });
+  const streamEvents = new Counter({
+    name: 'fleet_gateway_stream_events_total',
+    help: 'Position events sent on live streams',
+    registers: [registry],
+  });
+  const streamsCut = new Counter({
+    name: 'fleet_gateway_streams_cut_total',
+    help: 'Live streams cut off because their client read too slowly (BUFFER_LIMIT bytes waiting)',
+    registers: [registry],
+  });
   const produced = { ok: produceDuration.labels({ result: 'ok' }), error: produceDuration.labels({ result: 'error' }) };
   const replied = { replied: replyDuration.labels({ outcome: 'replied' }), timeout: replyDuration.labels({ outcome: 'timeout' }) };
 
@@ -133,6 +148,16 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     },
     countReplyRead(owner) {
       readBy[owner].inc();
+    },
+    streamStarted() {
+      streams.inc();
+    },
+    streamEnded(reason) {
+      streams.dec();
+      if (reason === 'slow') streamsCut.inc();
+    },
+    streamEventSent() {
+      streamEvents.inc();
     },
     cacheLookups,
     countRateLimitFallback() {

@@ -32,6 +32,7 @@ import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
 import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
 import { createWriteLimits } from './rate-limits/write-limits';
+import { PositionFeed } from './streams/position-feed';
 import { CommandBus } from './kafka/command-bus';
 import { createGatewayMetrics } from './metrics';
 import { trackerPositionRequestSchema, tripRequestSchema } from './trip-locations/trip-request';
@@ -152,7 +153,15 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     outages: createKafkaOutageMetrics(metrics.registry),
   });
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
-  const neededTopics = [topics.tripLocations, topics.vehicleGroups, topics.replies];
+  const neededTopics = [topics.tripLocations, topics.vehicleGroups, topics.replies, topics.positions];
+  const feed = new PositionFeed({
+    kafka,
+    topic: topics.positions,
+    // A group of its own: each gateway reads every committed position, for whichever devices its streams follow.
+    groupId: `${topics.positions}.stream.${config.instanceId}`,
+    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
+    logger,
+  });
   const topicAdmin = kafka.admin();
   const bus = new CommandBus({
     kafka,
@@ -216,7 +225,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     maxPastAgeMs: config.MAX_PAST_AGE,
     retentionDays: config.TRIP_RETENTION_DAYS,
   };
-  const { app, listener } = createHttp({
+  const { app, listener, streams } = createHttp({
     logger,
     trustProxy: config.TRUST_PROXY,
     health: { pool, redis, bus, missingTopics: () => missingTopics(topicAdmin, neededTopics), isStopping: () => stopping },
@@ -278,6 +287,15 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       statuses: createDeviceStatusReader({ pool, offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
     groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(pool) },
+    streams: {
+      feed,
+      pool,
+      tokens,
+      requiredScopes: config.JWT_REQUIRED_SCOPES,
+      deviceClaim: config.JWT_DEVICE_CLAIM,
+      maxStreams: config.MAX_STREAMS,
+      metrics,
+    },
     metrics,
   });
   const server = http.createServer(
@@ -308,6 +326,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       stopping = true;
       logger.info('gateway stopping: draining in-flight requests');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Live streams end cleanly at once: their clients reconnect to another gateway with Last-Event-ID.
+      streams.closeAll();
       server.closeIdleConnections();
       // Keep-alive connections still busy are closed once their response is sent. This listener runs
       // after express's, which may already have answered (a synchronous route), and setting a header on
@@ -317,6 +337,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       });
       await Promise.race([closed, sleep(commandDrainMs(config.REPLY_TIMEOUT_MS), undefined, { ref: false })]);
       server.closeAllConnections();
+      await feed.stop();
       await closeAll();
       logger.info('gateway stopped');
     },

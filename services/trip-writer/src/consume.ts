@@ -2,7 +2,7 @@
 // by trip-store in the partitions the guard has made sure of, and answered with the row's id and the
 // sentence the client reads in `information`.
 import type { Pool } from 'pg';
-import { tripLocationCommandSchema, type CommandHandler, type TripLocationCommand } from '@fleet/shared';
+import { positionEvent, tripLocationCommandSchema, type CommandHandler, type PositionEvent, type TripLocationCommand } from '@fleet/shared';
 import type { PartitionGuard } from './partition-guard';
 import { storeTripLocations, type TripLocationRow } from './trip-store';
 
@@ -35,12 +35,30 @@ async function storeInPartitions(pool: Pool, guard: PartitionGuard, trips: TripL
   }
 }
 
-export function consumeTripLocations(pool: Pool, guard: PartitionGuard): CommandHandler<typeof tripLocationCommandSchema> {
+/**
+ * `positionsTopic`: where each committed position is announced for live streams, one message per device
+ * and batch, keyed by IMEI, its positions in id order. A position stored before (a retry) is not new.
+ */
+export function consumeTripLocations(
+  pool: Pool,
+  guard: PartitionGuard,
+  positionsTopic: string,
+): CommandHandler<typeof tripLocationCommandSchema> {
   return {
     schema: tripLocationCommandSchema,
     async store(trips) {
       const rows = await storeInPartitions(pool, guard, trips);
       return rows.map((row, index) => ({ ...row, information: tripInformation(trips[index]!, row.duplicate) }));
+    },
+    announce(stored) {
+      const byDevice = new Map<string, PositionEvent[]>();
+      for (const { command, result } of stored) {
+        byDevice.set(command.imei, [...(byDevice.get(command.imei) ?? []), positionEvent(command, result.id)]);
+      }
+      return [...byDevice].map(([imei, events]) => ({
+        topic: positionsTopic,
+        message: { key: imei, value: JSON.stringify(events.sort((a, b) => a.id - b.id)) },
+      }));
     },
   };
 }

@@ -1,7 +1,7 @@
 // The trip-writer: consumes trip-location commands (consume.ts) and stores them in batches (trip-store.ts)
 // in daily partitions, created on demand (partition-guard.ts) and ahead, and dropped past the retention,
 // by its maintenance (partition-maintenance.ts).
-import { createLogger, startWriter, type Logger, type RunningWriter, type WriterContext } from '@fleet/shared';
+import { createLogger, startWriter, topicsFor, type Logger, type RunningWriter, type WriterContext } from '@fleet/shared';
 import type { TripWriterConfig } from './config';
 import { consumeTripLocations } from './consume';
 import { createPartitionGuard, type PartitionGuard } from './partition-guard';
@@ -33,7 +33,7 @@ export function start(config: TripWriterConfig, logger: Logger = createLogger('t
           },
           { pool: context.pool, logger: context.logger, ...partitionsOf(context) },
         ),
-      consume: (pool, context) => consumeTripLocations(pool, partitionsOf(context).guard),
+      consume: (pool, context) => consumeTripLocations(pool, partitionsOf(context).guard, topicsFor(config.KAFKA_TOPIC_PREFIX).positions),
     },
     config,
     logger,

@@ -5,7 +5,7 @@
 // or that the database refuses for its data, goes to the dead-letter topic with its reason instead of
 // holding up its partition. The batches of one fetch (one per partition, handled concurrently) are
 // stored with one call and replied to with one produce.
-import type { Batch, ConsumerRunConfig, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Batch, ConsumerRunConfig, EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { z } from 'zod';
 import { coalesce } from '../coalesce';
 import type { Logger } from '../logger';
@@ -15,7 +15,16 @@ import { InFlight } from './in-flight';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
 import { storeIsolatingRefusals } from './refusal-isolation';
-import { addressedReply, deadLetter, isRefused, isStored, outgoingMessages, type HandledCommand, type Outgoing } from './reply-builder';
+import {
+  addressedReply,
+  deadLetter,
+  isRefused,
+  isStored,
+  outgoingMessages,
+  type HandledCommand,
+  type Outgoing,
+  type StoredCommand,
+} from './reply-builder';
 import { StepRetry, type BatchLease } from './retry-policy';
 import { superviseConsumer } from './supervised-consumer';
 import { headers, type Topics } from './topics';
@@ -27,6 +36,11 @@ export interface CommandHandler<S extends z.ZodType> {
   schema: S;
   /** Stores commands and answers one result per command, in order. Must be idempotent. */
   store: (commands: Array<z.output<S>>) => Promise<HandledCommand[]>;
+  /**
+   * Events to publish about what a batch stored, sent in the produce that carries its replies: after
+   * the commit, so a refused or rolled-back command is never announced.
+   */
+  announce?: (stored: Array<{ command: z.output<S>; result: StoredCommand }>) => Array<{ topic: string; message: Message }>;
 }
 
 export interface CommandConsumerOptions<S extends z.ZodType> {
@@ -154,6 +168,13 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
       if (reply) outgoing.push(reply);
     }
 
+    if (handler.announce) {
+      const stored = commands.flatMap((command, index) => {
+        const result = outcomes[index];
+        return result && isStored(result) && !result.duplicate ? [{ command, result }] : [];
+      });
+      if (stored.length) outgoing.push(...handler.announce(stored).map((event) => ({ event })));
+    }
     if (outgoing.length && (await replying.run(() => sendTogether(outgoing), lease)) === undefined) return;
 
     const stored = outcomes.filter(isStored);

@@ -72,7 +72,11 @@ export function replyFor(outcome: StoreOutcome): CommandReply {
  * A reply to a gateway (on the partition it asked for, when it named one), or a message set aside as a
  * dead letter.
  */
-export type Outgoing = { replyTopic: string; replyPartition?: number; reply: AddressedReply } | { deadLetter: Message };
+export type Outgoing =
+  | { replyTopic: string; replyPartition?: number; reply: AddressedReply }
+  | { deadLetter: Message }
+  /** What a writer announces of what it stored (the trip-writer's committed positions), sent with the replies. */
+  | { event: { topic: string; message: Message } };
 
 /**
  * The reply to a message: one reply for a command, a list of them for a list of commands; nothing when
@@ -115,9 +119,14 @@ export function deadLetter(message: KafkaMessage, reason: string, source: { topi
 export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic: string): TopicMessages[] {
   const replies = new Map<string, Map<number | undefined, AddressedReply[]>>();
   const deadLetters: Message[] = [];
+  const events = new Map<string, Message[]>();
   for (const item of outgoing) {
     if ('deadLetter' in item) {
       deadLetters.push(item.deadLetter);
+      continue;
+    }
+    if ('event' in item) {
+      events.set(item.event.topic, [...(events.get(item.event.topic) ?? []), item.event.message]);
       continue;
     }
     const byPartition = replies.get(item.replyTopic) ?? new Map<number | undefined, AddressedReply[]>();
@@ -148,5 +157,6 @@ export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic:
     return { topic, messages };
   });
   if (deadLetters.length) topicMessages.push({ topic: deadLetterTopic, messages: deadLetters });
+  for (const [topic, messages] of events) topicMessages.push({ topic, messages });
   return topicMessages;
 }

@@ -10,6 +10,7 @@ export interface Topics {
   vehicleGroups: string;
   replies: string;
   deadLetter: string;
+  positions: string;
 }
 
 export interface TopicSpec {
@@ -34,6 +35,8 @@ export const topicSpecs: readonly TopicSpec[] = [
   // run (the production autoscaler's maximum, 20; a test checks it).
   { name: 'replies', partitions: 24, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
+  // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
+  { name: 'positions', partitions: 12, retentionMs: 60 * 60 * 1000, why: 'committed positions for live streams; an hour is plenty' },
 ];
 
 const suffixes: Record<keyof Topics, string> = {
@@ -41,6 +44,7 @@ const suffixes: Record<keyof Topics, string> = {
   vehicleGroups: 'vehicle-groups',
   replies: 'replies',
   deadLetter: 'dead-letter',
+  positions: 'positions',
 };
 
 export function topicsFor(prefix: string): Topics {
@@ -49,6 +53,7 @@ export function topicsFor(prefix: string): Topics {
     vehicleGroups: `${prefix}.${suffixes.vehicleGroups}`,
     replies: `${prefix}.${suffixes.replies}`,
     deadLetter: `${prefix}.${suffixes.deadLetter}`,
+    positions: `${prefix}.${suffixes.positions}`,
   };
 }
 

@@ -19,6 +19,7 @@ import { addDeviceRoutes } from './device-routes';
 import { addGroupRoutes, type GroupRoutesDeps } from './group-routes';
 import { addOsmandRoutes, type OsmandRoutesDeps } from './osmand-routes';
 import { assignRequestId } from './request-id';
+import { addStreamRoutes, type StreamRoutesDeps, type Streams } from './stream-routes';
 import type { Middleware } from './route-handler';
 import { addTripBatchRoute, tripBatchHandler } from './trip-batch-route';
 import { addWriteRoutes, writeHandlers, type WriteRoutesDeps } from './write-routes';
@@ -31,6 +32,7 @@ export interface AppDeps {
   categories: CategoryRoutesDeps;
   positions: PositionRoutesDeps;
   groups: GroupRoutesDeps;
+  streams: StreamRoutesDeps;
   /** The device registry's table, for registering devices. */
   pool: Pool;
   /** What the tracker protocols' routes need besides the write routes' dependencies. */
@@ -43,6 +45,8 @@ export interface Http {
   app: Express;
   /** The server's request listener: the direct routes, then the app. */
   listener: RequestListener;
+  /** The live position streams, ended when the gateway stops. */
+  streams: Streams;
 }
 
 export function createHttp(deps: AppDeps): Http {
@@ -72,6 +76,7 @@ export function createHttp(deps: AppDeps): Http {
   // Before the position reads, whose scope check covers every path under /fleet/api/v1/devices.
   addDeviceRoutes(app, { writes: deps.writes, positions: deps.positions, pool: deps.pool });
   addGroupRoutes(app, deps.groups);
+  const streams = addStreamRoutes(app, deps.streams);
   addPositionRoutes(app, deps.positions);
   addOsmandRoutes(app, { ...deps.trackers, writes: deps.writes });
   addHealthRoutes(app, deps.health);
@@ -87,5 +92,5 @@ export function createHttp(deps: AppDeps): Http {
     front,
     answerError: answer,
   });
-  return { app, listener };
+  return { app, listener, streams };
 }

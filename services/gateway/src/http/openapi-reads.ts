@@ -7,6 +7,7 @@ import { errorCodes } from '@fleet/shared';
 import { SCOPES } from '../auth/require-scope';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../positions/position-query';
 import { VEHICLE_GROUPS_PATH } from './group-routes';
+import { MAX_STREAM_DEVICES, STREAM_PATH } from './stream-routes';
 import { DEVICES_PATH } from './position-routes';
 import { VEHICLE_GROUP_PATH } from './write-routes';
 
@@ -111,6 +112,30 @@ export function registerReadPaths(context: ReadsContext): void {
       400: json(errorBody, 'A bad limit or cursor (E-V1/1-06, detail starts with its name)'),
       403: json(errorBody, 'A token lacking groups:read (E-G1/1-02)'),
       ...failures,
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: STREAM_PATH,
+    operationId: 'streamPositions',
+    summary: 'Live positions (Server-Sent Events)',
+    description:
+      'text/event-stream: one `event: position` per committed position of the devices named, `id:` the row id, `data:` the ' +
+      'position as last-location answers it. With Last-Event-ID, the positions stored after that id (received in the last ' +
+      'hour, at most 10,000) come first, then the stream goes on live. A comment every 15 s keeps proxies from closing it; ' +
+      'a client reading too slowly is cut off. Refusals are JSON, before the stream starts.',
+    tags: ['Fleet'],
+    security: [{ [bearerName]: [SCOPES.positionsRead] }],
+    request: {
+      query: z.object({ imei: z.array(z.string()).min(1).max(MAX_STREAM_DEVICES).meta({ description: 'Repeat for each device' }) }),
+      headers: z.object({ 'last-event-id': z.string().optional().meta({ description: 'The id of the last event received' }) }),
+    },
+    responses: {
+      200: { description: 'The stream', content: { 'text/event-stream': { schema: z.string() } } },
+      400: json(errorBody, 'No imei, more than 1,000, a bad imei, or a Last-Event-ID that is not an event id (E-V1/1-06)'),
+      403: json(errorBody, 'A token bound to another device (E-G1/1-03), or lacking positions:read (E-G1/1-02)'),
+      401: json(errorBody, 'No token (E-G1/1-01)'),
+      503: json(errorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
     },
   });
 }
