@@ -604,6 +604,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ),
     );
     const bearer = () => ({ authorization: `Bearer ${tokens[Math.floor(Math.random() * tokens.length)]!}` });
+    /** A batch post of BATCH_POSITIONS positions made by `positions`; each it refuses counts as an error. */
+    const batchOf = (positions: () => unknown[]): LoadRequest => ({
+      method: 'POST',
+      path: '/fleet/api/v1/trip-location/batch',
+      headers: () => ({ ...bearer(), ...json }),
+      body: () => JSON.stringify(positions()),
+      positions: BATCH_POSITIONS,
+      refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
+    });
     const json = { 'content-type': 'application/json' };
     const tripCreateJson: LoadRequest = {
       method: 'POST',
@@ -646,30 +655,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           body: () => formOf(uniqueTrip()),
         },
       },
-      {
-        name: `trip batch, ${BATCH_POSITIONS} positions`,
-        url: gatewayUrl,
-        request: {
-          method: 'POST',
-          path: '/fleet/api/v1/trip-location/batch',
-          headers: () => ({ ...bearer(), ...json }),
-          body: () => JSON.stringify(bufferedTrack(BATCH_POSITIONS)),
-          positions: BATCH_POSITIONS,
-          refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
-        },
-      },
-      {
-        name: MANY_DEVICES_BATCH,
-        url: gatewayUrl,
-        request: {
-          method: 'POST',
-          path: '/fleet/api/v1/trip-location/batch',
-          headers: () => ({ ...bearer(), ...json }),
-          body: () => JSON.stringify(aggregatedBatch(BATCH_POSITIONS)),
-          positions: BATCH_POSITIONS,
-          refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
-        },
-      },
+      { name: `trip batch, ${BATCH_POSITIONS} positions`, url: gatewayUrl, request: batchOf(() => bufferedTrack(BATCH_POSITIONS)) },
+      { name: MANY_DEVICES_BATCH, url: gatewayUrl, request: batchOf(() => aggregatedBatch(BATCH_POSITIONS)) },
       {
         name: 'vehicle group create, 10 ids',
         url: gatewayUrl,

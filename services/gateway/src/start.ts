@@ -23,7 +23,7 @@ import { createTokenVerifier } from './auth/token-verifier';
 import { createCategoryCache } from './categories/category-cache';
 import { createCategoryReader } from './categories/get-category';
 import { DeviceRegistry } from './devices/device-registry';
-import { deviceOfKeyHash, deviceRegistered } from './devices/device-store';
+import { registryLookups } from './devices/device-store';
 import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
@@ -31,9 +31,9 @@ import { answerClientError } from './http/client-errors';
 import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
 import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
-import { createWriteLimits } from './rate-limits/write-limits';
+import type { CommandBus } from './kafka/command-bus';
 import { PositionFeed } from './streams/position-feed';
-import { CommandBus } from './kafka/command-bus';
+import { createWritePath } from './write-path';
 import { createGatewayMetrics } from './metrics';
 import { trackerPositionRequestSchema, tripRequestSchema } from './trip-locations/trip-request';
 
@@ -163,19 +163,13 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     logger,
   });
   const topicAdmin = kafka.admin();
-  const bus = new CommandBus({
+  const { bus, limits } = createWritePath(config, {
     kafka,
     topics,
-    instanceId: config.instanceId,
-    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
-    lingerMs: config.KAFKA_LINGER_MS,
+    redis: limitsRedis,
     logger,
-    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
-    maxPending: config.MAX_IN_FLIGHT,
-    publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
-    onPublish: metrics.observePublish,
-    onReply: metrics.observeReply,
-    onReplyRead: metrics.countReplyRead,
+    observe: { onPublish: metrics.observePublish, onReply: metrics.observeReply, onReplyRead: metrics.countReplyRead },
+    onLimitFallback: metrics.countRateLimitFallback,
   });
 
   const apiKeys = createApiKeyAuth({
@@ -242,26 +236,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
         minBytesPerSecond: config.BODY_MIN_BYTES_PER_SECOND,
         rateGraceMs: config.BODY_RATE_GRACE_MS,
       }),
-      limits: createWriteLimits({
-        redis: limitsRedis,
-        keyPrefix: config.CACHE_KEY_PREFIX,
-        settings: {
-          devicePerMinute: config.RATE_LIMIT_DEVICE_PER_MINUTE,
-          deviceBurst: config.RATE_LIMIT_DEVICE_BURST,
-          subjectPerSecond: config.RATE_LIMIT_SUBJECT_PER_SECOND,
-          subjectBurst: config.RATE_LIMIT_SUBJECT_BURST,
-        },
-        logger,
-        onFallback: metrics.countRateLimitFallback,
-      }),
+      limits,
       tripRequest: tripRequestSchema(timeWindow),
     },
     pool,
     trackers: {
-      registry: new DeviceRegistry({
-        deviceOfKeyHash: (hash) => deviceOfKeyHash(pool, hash),
-        deviceRegistered: (imei) => deviceRegistered(pool, imei),
-      }),
+      registry: new DeviceRegistry(registryLookups(pool)),
       trackerPosition: trackerPositionRequestSchema(timeWindow),
       speedUnit: config.OSMAND_SPEED_UNIT,
     },

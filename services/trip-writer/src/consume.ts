@@ -53,7 +53,9 @@ export function consumeTripLocations(
     announce(stored) {
       const byDevice = new Map<string, PositionEvent[]>();
       for (const { command, result } of stored) {
-        byDevice.set(command.imei, [...(byDevice.get(command.imei) ?? []), positionEvent(command, result.id)]);
+        let events = byDevice.get(command.imei);
+        if (!events) byDevice.set(command.imei, (events = []));
+        events.push(positionEvent(command, result.id));
       }
       return [...byDevice].map(([imei, events]) => ({
         topic: positionsTopic,

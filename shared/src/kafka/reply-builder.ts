@@ -126,7 +126,9 @@ export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic:
       continue;
     }
     if ('event' in item) {
-      events.set(item.event.topic, [...(events.get(item.event.topic) ?? []), item.event.message]);
+      let messages = events.get(item.event.topic);
+      if (!messages) events.set(item.event.topic, (messages = []));
+      messages.push(item.event.message);
       continue;
     }
     const byPartition = replies.get(item.replyTopic) ?? new Map<number | undefined, AddressedReply[]>();

@@ -1,6 +1,6 @@
-// A committed position as the trip-writer announces it on <prefix>.positions and as live streams send
-// it: the fields the position reads answer, with the row's id. Unknown fields are null, as the reads
-// answer them.
+// A stored position as the API answers it: the position reads, and the live streams, which send what
+// the trip-writer announces on <prefix>.positions once a position is committed. One shape for both, so
+// a stream's event and a read of the same row are the same JSON. Unknown fields are null.
 import type { Attributes, TripLocationCommand } from './trip-location.schema';
 
 export interface PositionEvent {
@@ -9,6 +9,7 @@ export interface PositionEvent {
   gpsTime: string;
   latitude: number;
   longitude: number;
+  /** Speed and ignition are null when the device's protocol did not report them. */
   speed: number | null;
   ignition: boolean | null;
   angle: number | null;
@@ -17,6 +18,7 @@ export interface PositionEvent {
   door2: boolean | null;
   temp: number | null;
   fuel_percentage: number | null;
+  /** What the device reported beyond the columns, or null. */
   attributes: Attributes | null;
   receivedAt: string;
 }

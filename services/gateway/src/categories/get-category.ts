@@ -3,7 +3,8 @@
 // serialised once, so a cache hit is sent as the bytes Redis returned.
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { AppError, formatName, isDatabaseUnavailable, issueCode, receivedType } from '@fleet/shared';
+import { AppError, formatName, issueCode, receivedType } from '@fleet/shared';
+import { fromDatabase } from '../database-read';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
 import { findCategory } from './category-store';
@@ -93,13 +94,7 @@ export function createCategoryReader(deps: CategoryReaderDeps): CategoryReader {
   const loading = new Map<string, Promise<string | null>>();
 
   async function loadFromDatabase(id: string): Promise<string | null> {
-    let category: Category | undefined;
-    try {
-      category = await findCategory(deps.pool, id);
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
-      throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-    }
+    const category = await fromDatabase(() => findCategory(deps.pool, id));
     const body = category ? categoryBody(category) : null;
     deps.cache.set(id, body);
     return body;

@@ -2,7 +2,8 @@
 // and whether an IMEI is registered (Teltonika's handshake). Answers are kept for a while, so that a
 // busy device costs no database read per message and a flood of unknown keys costs one read per key;
 // a device removed or given a new key is refused within REGISTRY_CACHE_MS on every gateway.
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+// A database that cannot answer is a retry-safe 503 (fromDatabase), never a refusal of a registered device.
+import { fromDatabase } from '../database-read';
 import { DEVICE_KEY_PATTERN, hashDeviceKey } from './device-keys';
 
 /** How long a known key or a registered IMEI is trusted without asking the database again. */
@@ -58,7 +59,7 @@ export class DeviceRegistry {
     const now = this.now();
     const cached = this.byKey.get(cacheKey, now);
     if (cached !== undefined) return cached ?? undefined;
-    const imei = await this.ask(() => this.lookups.deviceOfKeyHash(hash));
+    const imei = await fromDatabase(() => this.lookups.deviceOfKeyHash(hash));
     this.byKey.set(cacheKey, imei ?? null, now + (imei === undefined ? UNKNOWN_CACHE_MS : REGISTRY_CACHE_MS));
     return imei;
   }
@@ -67,18 +68,8 @@ export class DeviceRegistry {
     const now = this.now();
     const cached = this.registered.get(imei, now);
     if (cached !== undefined) return cached;
-    const known = await this.ask(() => this.lookups.deviceRegistered(imei));
+    const known = await fromDatabase(() => this.lookups.deviceRegistered(imei));
     this.registered.set(imei, known, now + (known ? REGISTRY_CACHE_MS : UNKNOWN_CACHE_MS));
     return known;
-  }
-
-  /** A database that cannot answer is a retry-safe 503, never a refusal of a registered device. */
-  private async ask<T>(lookup: () => Promise<T>): Promise<T> {
-    try {
-      return await lookup();
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-      throw error;
-    }
   }
 }

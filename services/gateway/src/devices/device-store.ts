@@ -1,8 +1,10 @@
 // The device registry in PostgreSQL: the devices the tracker protocols accept, each with the hash of
 // its key (device-keys.ts). Every statement is parameterised.
 import type { Pool } from 'pg';
-import { AppError, isDatabaseUnavailable, isUniqueViolation } from '@fleet/shared';
+import { AppError, isUniqueViolation } from '@fleet/shared';
+import { fromDatabase } from '../database-read';
 import { hashDeviceKey, newDeviceKey } from './device-keys';
+import type { RegistryLookups } from './device-registry';
 
 export interface Device {
   imei: string;
@@ -35,13 +37,14 @@ const toDevice = (row: DeviceRow): Device => ({
 /** Registers a device; 409 E-C1/1-01 when its IMEI is registered already. */
 export async function addDevice(pool: Pool, imei: string, name: string | undefined): Promise<DeviceWithKey> {
   const key = newDeviceKey();
-  try {
-    await pool.query('INSERT INTO devices (imei, name, key_hash) VALUES ($1, $2, $3)', [imei, name ?? null, hashDeviceKey(key)]);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError({ kind: 'deviceExists', detail: `device ${imei} is registered already` });
-    if (isDatabaseUnavailable(error)) throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-    throw error;
-  }
+  await fromDatabase(() =>
+    pool
+      .query('INSERT INTO devices (imei, name, key_hash) VALUES ($1, $2, $3)', [imei, name ?? null, hashDeviceKey(key)])
+      .catch((error: unknown) => {
+        if (isUniqueViolation(error)) throw new AppError({ kind: 'deviceExists', detail: `device ${imei} is registered already` });
+        throw error;
+      }),
+  );
   return { imei, name: name ?? null, key };
 }
 
@@ -82,4 +85,12 @@ export async function deviceOfKeyHash(pool: Pool, keyHash: Buffer): Promise<stri
 export async function deviceRegistered(pool: Pool, imei: string): Promise<boolean> {
   const result = await pool.query({ name: 'device-registered', text: 'SELECT 1 FROM devices WHERE imei = $1', values: [imei] });
   return result.rows.length > 0;
+}
+
+/** The registry's lookups in this database, as DeviceRegistry asks them. */
+export function registryLookups(pool: Pool): RegistryLookups {
+  return {
+    deviceOfKeyHash: (keyHash) => deviceOfKeyHash(pool, keyHash),
+    deviceRegistered: (imei) => deviceRegistered(pool, imei),
+  };
 }

@@ -9,6 +9,9 @@ import type { TrackerPositionSchema } from '../trip-locations/trip-request';
 import { validationError } from '../validation-error';
 import type { FieldNames, OsmandPosition } from './osmand';
 
+/** Rate limits count a tracker, whatever its protocol, under its device, as a token's subject is counted. */
+export const trackerSubject = (imei: string) => `device:${imei}`;
+
 export interface TrackerWriteDeps {
   bus: CommandBus;
   topic: string;

@@ -3,7 +3,7 @@
 import type { Express } from 'express';
 import { requireScope, SCOPES } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
-import { invalidParameter } from '../positions/position-query';
+import { single } from '../positions/position-query';
 import type { GroupReader } from '../vehicle-groups/read-vehicle-groups';
 import { queryOf } from './route-handler';
 import { sendJson } from './send-json';
@@ -25,11 +25,6 @@ export function addGroupRoutes(router: Express, deps: GroupRoutesDeps): void {
   });
   router.get(VEHICLE_GROUPS_PATH, allowed, async (req, res) => {
     const query = queryOf(req);
-    const single = (name: string) => {
-      const value = query[name];
-      if (Array.isArray(value)) throw invalidParameter(name, 'must be given once');
-      return value;
-    };
-    sendJson(res, 200, await deps.reader.page({ limit: single('limit'), cursor: single('cursor') }));
+    sendJson(res, 200, await deps.reader.page({ limit: single(query, 'limit'), cursor: single(query, 'cursor') }));
   });
 }

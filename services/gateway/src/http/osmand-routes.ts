@@ -14,7 +14,7 @@ import {
   type OsmandPosition,
   type SpeedUnit,
 } from '../devices/osmand';
-import { recordTrackerPositions } from '../devices/record-tracker-positions';
+import { recordTrackerPositions, trackerSubject } from '../devices/record-tracker-positions';
 import type { TrackerPositionSchema } from '../trip-locations/trip-request';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
@@ -30,9 +30,6 @@ export interface OsmandRoutesDeps {
   trackerPosition: TrackerPositionSchema;
   speedUnit: SpeedUnit;
 }
-
-/** Rate limits count a tracker under its device, as a token's subject is counted. */
-export const trackerSubject = (imei: string) => `device:${imei}`;
 
 export function addOsmandRoutes(router: Express, deps: OsmandRoutesDeps): void {
   const parsers: Record<string, Middleware> = {

@@ -3,8 +3,9 @@
 // IMEI, or every device known (registered, or seen) a page at a time, keyset-paged on the IMEI and
 // filtered by status. A device neither registered nor ever seen does not exist: 404.
 import type { Pool } from 'pg';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
-import { DEFAULT_PAGE_SIZE, invalidParameter, MAX_PAGE_SIZE, parseImei } from './position-query';
+import { AppError } from '@fleet/shared';
+import { fromDatabase } from '../database-read';
+import { invalidParameter, parseImei, parseLimit, single } from './position-query';
 import { POSITION_COLUMNS, toPosition, type Position, type PositionRow } from './position-store';
 import { isoMillis, timestampsAsText } from './stored-time';
 
@@ -52,26 +53,10 @@ const STATUS_PAGE = `
   ORDER BY coalesce(l.imei, d.imei)
   LIMIT $4`;
 
-async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isDatabaseUnavailable(error)) throw error;
-    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-  }
-}
-
 function parseStatus(raw: unknown): DeviceState | undefined {
   if (raw === undefined) return undefined;
   if (raw === 'online' || raw === 'offline') return raw;
   throw invalidParameter('status', 'must be online or offline');
-}
-
-function parseLimit(raw: unknown): number {
-  if (raw === undefined) return DEFAULT_PAGE_SIZE;
-  const limit = typeof raw === 'string' && /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  return limit;
 }
 
 /** A cursor is the last IMEI answered; any other text is refused. */
@@ -114,12 +99,9 @@ export function createDeviceStatusReader(deps: DeviceStatusDeps) {
     },
 
     async page(query: Record<string, unknown>): Promise<DeviceStatusPage> {
-      for (const name of ['status', 'limit', 'cursor']) {
-        if (Array.isArray(query[name])) throw invalidParameter(name, 'must be given once');
-      }
-      const status = parseStatus(query.status);
-      const limit = parseLimit(query.limit);
-      const after = parseCursor(query.cursor);
+      const status = parseStatus(single(query, 'status'));
+      const limit = parseLimit(single(query, 'limit'));
+      const after = parseCursor(single(query, 'cursor'));
       const onlineSince = now() - deps.offlineAfterMs;
       const result = await fromDatabase(() =>
         deps.pool.query<StatusRow>({

@@ -24,7 +24,7 @@ export function parseImei(raw: unknown): string {
 }
 
 /** One value of a query parameter: a repeated parameter is refused rather than one of its values picked. */
-function single(query: Record<string, unknown>, name: string): string | undefined {
+export function single(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
@@ -40,7 +40,8 @@ function parseTime(name: string, text: string | undefined): Date | undefined {
   throw invalidParameter(name, `must be an ISO-8601 time with an offset or Z, e.g. 2026-11-22T08:30:00Z${hint}`);
 }
 
-function parseLimit(text: string | undefined): number {
+/** A page size: 1 to MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE when absent. */
+export function parseLimit(text: string | undefined): number {
   if (text === undefined) return DEFAULT_PAGE_SIZE;
   const limit = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
   if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);

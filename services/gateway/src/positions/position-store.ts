@@ -8,29 +8,11 @@
 // the executor starts; measured, it still costs the database about half the CPU of a plan made for each
 // page (what an unnamed statement or plan_cache_mode=force_custom_plan gets). Figures: docs/performance.md.
 import type { Pool } from 'pg';
-import type { Attributes } from '@fleet/shared';
+import type { Attributes, PositionEvent } from '@fleet/shared';
 import { isoMillis, timestampsAsText } from './stored-time';
 
-/** A position as the read routes answer it. */
-export interface Position {
-  id: number;
-  imei: string;
-  gpsTime: string;
-  latitude: number;
-  longitude: number;
-  /** Speed and ignition are null when the device's protocol did not report them. */
-  speed: number | null;
-  ignition: boolean | null;
-  angle: number | null;
-  satellite: number | null;
-  door1: boolean | null;
-  door2: boolean | null;
-  temp: number | null;
-  fuel_percentage: number | null;
-  /** What the device reported beyond the columns, or null. */
-  attributes: Attributes | null;
-  receivedAt: string;
-}
+/** A position as the read routes answer it: the shape live streams send too (shared's PositionEvent). */
+export type Position = PositionEvent;
 
 /** A row as pg answers it under timestampsAsText: timestamps are PostgreSQL's text. */
 export interface PositionRow {

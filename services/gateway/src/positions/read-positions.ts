@@ -2,7 +2,8 @@
 // page. Served from PostgreSQL directly, not through Kafka; a database that cannot be reached is a 503
 // the client may retry, as for a category.
 import type { Pool } from 'pg';
-import { AppError, coalesce, isDatabaseUnavailable } from '@fleet/shared';
+import { AppError, coalesce } from '@fleet/shared';
+import { fromDatabase } from '../database-read';
 import { encodeCursor, microsToIso, parseHistoryQuery, parseImei } from './position-query';
 import { findHistoryPage, findLastLocations, type Position } from './position-store';
 import { epochMicros } from './stored-time';
@@ -21,15 +22,6 @@ export interface PositionReader {
 export interface PositionReaderDeps {
   pool: Pool;
   now?: () => Date;
-}
-
-async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isDatabaseUnavailable(error)) throw error;
-    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-  }
 }
 
 export function createPositionReader(deps: PositionReaderDeps): PositionReader {

@@ -14,9 +14,9 @@ import {
   type Logger,
 } from '@fleet/shared';
 import { DeviceRegistry } from '../devices/device-registry';
-import { deviceOfKeyHash, deviceRegistered } from '../devices/device-store';
-import { CommandBus } from '../kafka/command-bus';
-import { createWriteLimits } from '../rate-limits/write-limits';
+import { registryLookups } from '../devices/device-store';
+import { trackerSubject } from '../devices/record-tracker-positions';
+import { createWritePath } from '../write-path';
 import { createRedis } from '../start';
 import { trackerPositionRequestSchema } from '../trip-locations/trip-request';
 import type { TeltonikaConfig } from './config';
@@ -29,9 +29,6 @@ export interface TeltonikaListener {
   metricsPort: number;
   stop(): Promise<void>;
 }
-
-/** Rate limits count a tracker under its device, as the OsmAnd route does. */
-const subjectOf = (imei: string) => `device:${imei}`;
 
 export async function startTeltonika(
   config: TeltonikaConfig,
@@ -52,32 +49,8 @@ export async function startTeltonika(
     outages: createKafkaOutageMetrics(registry),
   });
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
-  const bus = new CommandBus({
-    kafka,
-    topics,
-    instanceId: config.instanceId,
-    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
-    lingerMs: config.KAFKA_LINGER_MS,
-    logger,
-    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
-    maxPending: config.MAX_IN_FLIGHT,
-    publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
-  });
-  const limits = createWriteLimits({
-    redis,
-    keyPrefix: config.CACHE_KEY_PREFIX,
-    settings: {
-      devicePerMinute: config.RATE_LIMIT_DEVICE_PER_MINUTE,
-      deviceBurst: config.RATE_LIMIT_DEVICE_BURST,
-      subjectPerSecond: config.RATE_LIMIT_SUBJECT_PER_SECOND,
-      subjectBurst: config.RATE_LIMIT_SUBJECT_BURST,
-    },
-    logger,
-  });
-  const devices = new DeviceRegistry({
-    deviceOfKeyHash: (hash) => deviceOfKeyHash(pool, hash),
-    deviceRegistered: (imei) => deviceRegistered(pool, imei),
-  });
+  const { bus, limits } = createWritePath(config, { kafka, topics, redis, logger });
+  const devices = new DeviceRegistry(registryLookups(pool));
 
   const closeAll = async () => {
     await Promise.allSettled([bus.stop(), pool.end(), redis.quit().catch(() => redis.disconnect())]);
@@ -106,7 +79,7 @@ export async function startTeltonika(
         maxPastAgeMs: config.MAX_PAST_AGE,
         retentionDays: config.TRIP_RETENTION_DAYS,
       }),
-      admit: (imei, positions) => limits.admit(subjectOf(imei), new Map([[imei, positions]])),
+      admit: (imei, positions) => limits.admit(trackerSubject(imei), new Map([[imei, positions]])),
       metrics,
       logger,
       idleTimeoutMs: config.TELTONIKA_IDLE_TIMEOUT_MS,

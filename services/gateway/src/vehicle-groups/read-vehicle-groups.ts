@@ -3,8 +3,9 @@
 // created meanwhile is never answered twice. A group's vehicle ids come in ascending order: a group is a
 // set (duplicates were collapsed when it was created).
 import type { Pool } from 'pg';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
-import { DEFAULT_PAGE_SIZE, invalidParameter, MAX_PAGE_SIZE } from '../positions/position-query';
+import { AppError } from '@fleet/shared';
+import { fromDatabase } from '../database-read';
+import { invalidParameter, parseLimit } from '../positions/position-query';
 
 export interface VehicleGroup {
   id: number;
@@ -37,15 +38,6 @@ const toGroup = (row: GroupRow): VehicleGroup => ({
   createdAt: row.created_at.toISOString(),
 });
 
-async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isDatabaseUnavailable(error)) throw error;
-    throw new AppError({ kind: 'databaseUnavailable', retryAfterSeconds: 1, cause: error });
-  }
-}
-
 /** A group id as the path carries it: a positive integer. */
 function parseGroupId(raw: string): number {
   const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
@@ -63,13 +55,6 @@ function parseCursor(raw: string | undefined): number {
 }
 
 const encodeCursor = (id: number) => Buffer.from(`g:${id}`).toString('base64url');
-
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_PAGE_SIZE;
-  const limit = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  return limit;
-}
 
 export function createGroupReader(pool: Pool) {
   return {
