@@ -1,9 +1,12 @@
 // Live positions over Server-Sent Events, over real HTTP against the real stack: a stream receives each
 // committed position of its devices, with the row's id, and nothing of other devices; it resumes after a
-// disconnect with Last-Event-ID, with nothing missed or doubled at the seam.
+// disconnect with Last-Event-ID, with nothing missed or doubled at the seam, whichever gateway and writer
+// handled each position, and across a restart of the gateway it streams from.
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
+import { EventStream as Stream } from '../support/event-stream';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
+import { scrape } from '../support/scrape';
 import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 
 let stack: Stack;
@@ -19,69 +22,12 @@ afterAll(async () => {
   await closeDb();
 });
 
-interface Received {
-  event: string;
-  id: string;
-  data: any;
-}
+const streamUrl = (...imeis: string[]) => streamUrlOn(stack.url, ...imeis);
+const streamUrlOn = (base: string, ...imeis: string[]) =>
+  `${base}/fleet/api/v1/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
 
-/** An open stream: the events received so far, and whether it has ended. */
-class Stream {
-  readonly events: Received[] = [];
-  ended = false;
-  private readonly controller = new AbortController();
-  status = 0;
-  body: any;
-
-  static async open(url: string, headers: Record<string, string>): Promise<Stream> {
-    const stream = new Stream();
-    const response = await fetch(url, { headers, signal: stream.controller.signal });
-    stream.status = response.status;
-    if (response.status !== 200) {
-      stream.body = await response.json();
-      stream.ended = true;
-      return stream;
-    }
-    void stream.read(response.body!.getReader());
-    return stream;
-  }
-
-  private async read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let text = '';
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, end);
-          text = text.slice(end + 2);
-          const fields = Object.fromEntries(
-            block
-              .split('\n')
-              .filter((line) => !line.startsWith(':') && line.includes(':'))
-              .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
-          );
-          if (fields.event && fields.data) this.events.push({ event: fields.event, id: fields.id ?? '', data: JSON.parse(fields.data) });
-        }
-      }
-    } catch {
-      // Aborted by close().
-    }
-    this.ended = true;
-  }
-
-  close(): void {
-    this.controller.abort();
-  }
-}
-
-const streamUrl = (...imeis: string[]) => `${stack.url}/fleet/api/v1/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
-
-async function post(trip: Record<string, unknown>): Promise<number> {
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location`, trip, auth);
+async function post(trip: Record<string, unknown>, via = stack.url): Promise<number> {
+  const res = await postJson(`${via}/fleet/api/v1/trip-location`, trip, auth);
   expect(res.status).toBe(200);
   return res.body.data.id;
 }
@@ -164,4 +110,75 @@ test('past MAX_STREAMS a new stream is answered 503; a gateway stopping ends its
 
   await gateway.stop();
   await eventually(() => held.ended, 10_000, { what: 'the stream to end with its gateway' });
+});
+
+test('with two gateways and two writers, a stream on either gateway gets every position of its devices, whichever handled it', async () => {
+  const second: Gateway = await startGateway(gatewayConfig(stack.env));
+  const writer = await stack.addTripWriter();
+  try {
+    const devices = Array.from({ length: 24 }, () => uniqueImei());
+    const [onFirst, onSecond] = await Promise.all([
+      Stream.open(streamUrlOn(stack.url, ...devices), auth),
+      Stream.open(streamUrlOn(second.url, ...devices), auth),
+    ]);
+    const writers = [stack.tripWriters[0]!, writer];
+    const inserted = () =>
+      Promise.all(
+        writers.map(async (w) => (await scrape(`http://127.0.0.1:${w.metricsPort}/metrics`)).value('fleet_writer_rows_inserted_total')),
+      );
+    const insertedBefore = await inserted();
+
+    // A round posts one position per device, alternating gateways, until each writer has stored some: the
+    // added writer takes over part of the devices' partitions once the group has rebalanced.
+    const ids: number[] = [];
+    await eventually(
+      async () => {
+        for (const [i, imei] of devices.entries()) ids.push(await post(buildTrip({ imei }), i % 2 === 0 ? stack.url : second.url));
+        const now = await inserted();
+        return now.every((count, i) => count > insertedBefore[i]!);
+      },
+      30_000,
+      { what: 'both writers to store positions of the streamed devices', intervalMs: 200 },
+    );
+
+    for (const stream of [onFirst, onSecond]) {
+      await eventually(() => stream.events.length >= ids.length, 10_000, { what: `${ids.length} events on each stream` });
+      expect(stream.ids().sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+    }
+    onFirst.close();
+    onSecond.close();
+  } finally {
+    await second.stop();
+    const added = stack.tripWriters.indexOf(writer);
+    stack.tripWriters.splice(added, 1);
+    await writer.stop();
+  }
+});
+
+test("a stream survives its gateway's restart: it reconnects with Last-Event-ID and gets what was stored meanwhile, once", async () => {
+  const imei = uniqueImei();
+  let gateway: Gateway = await startGateway(gatewayConfig(stack.env));
+  const port = new URL(gateway.url).port;
+  const stream = await Stream.open(streamUrlOn(gateway.url, imei), auth, { reconnect: true, retryMs: 100 });
+  try {
+    const before = await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 60_000).toISOString() }));
+    await eventually(() => stream.events.length >= 1, 10_000, { what: 'the event before the restart' });
+
+    await gateway.stop();
+    // Stored through another gateway while this one is down.
+    const whileDown = [
+      await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 50_000).toISOString() })),
+      await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 40_000).toISOString() })),
+    ];
+    gateway = await startGateway(gatewayConfig({ ...stack.env, PORT: port }));
+    await eventually(() => stream.events.length >= 3, 15_000, { what: 'the replay after the reconnection' });
+    const after = await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 30_000).toISOString() }));
+    await eventually(() => stream.events.length >= 4, 10_000, { what: 'the live event after the reconnection' });
+
+    expect(stream.ids()).toEqual([before, ...whileDown, after]);
+    expect(stream.connections).toBeGreaterThanOrEqual(2);
+  } finally {
+    stream.close();
+    await gateway.stop();
+  }
 });
