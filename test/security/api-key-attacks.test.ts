@@ -1,6 +1,6 @@
 // Hostile API keys on the product-category read: oversized keys, near misses of a real key, keys with
 // control characters, SQL and non-ASCII text, and repeated Authorization headers. Each is a 401 JSON
-// answer (or a 431 from the HTTP server for a head over 16 KB), never a 500, and nothing it carries
+// answer (or a 431 from the HTTP server for a head over 32 KiB), never a 500, and nothing it carries
 // reaches the database. (No key, a wrong key and a JWT instead of a key are in test/categories.)
 import { randomUUID } from 'node:crypto';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
@@ -47,7 +47,7 @@ test('a 10 KB key responds 401 JSON', async () => {
   expectRefused(await read('k'.repeat(10 * 1024)));
 });
 
-test('a 100 KB key responds 431: the request head is over the 16 KB limit', async () => {
+test('a 100 KB key responds 431: the request head is over the 32 KiB limit', async () => {
   expect((await read('k'.repeat(100 * 1024))).status).toBe(431);
 });
 

@@ -449,8 +449,8 @@ describe('requests Node’s HTTP parser refuses, and transfer codings', () => {
     expect(JSON.parse(answer.body)).toEqual({ code: 'E-V1/1-10', message: 'The request is not valid HTTP' });
   });
 
-  test('a request head over 16 KiB is answered 431 with the JSON error body', async () => {
-    const answer = await rawExchange(stack.gateway.port, head(`X-Big: ${'a'.repeat(17 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`));
+  test('a request head over 32 KiB is answered 431 with the JSON error body', async () => {
+    const answer = await rawExchange(stack.gateway.port, head(`X-Big: ${'a'.repeat(33 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`));
     expect(answer.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
     expect(JSON.parse(answer.body)).toEqual({ code: 'E-V1/1-11', message: 'The request headers are too large' });
   });

@@ -169,9 +169,9 @@ describe('claims', () => {
 });
 
 describe('oversized and malformed tokens', () => {
-  test('a 20 KB token responds 431 (the request head is over 16 KB), not 500, and publishes nothing', async () => {
+  test('a 40 KB token responds 431 (the request head is over 32 KiB), not 500, and publishes nothing', async () => {
     const published = await commandsPublished(stack.prefix);
-    const res = await post(stack.url, hs256({ alg: 'HS256' }, { exp: inAnHour(), pad: 'x'.repeat(15_000) }, TEST_JWT_SECRET));
+    const res = await post(stack.url, hs256({ alg: 'HS256' }, { exp: inAnHour(), pad: 'x'.repeat(30_000) }, TEST_JWT_SECRET));
     expect(res.status).toBe(431);
     expect(await publishedSettled(stack.url)).toBe(published);
   });

@@ -24,7 +24,7 @@ export interface GatewayMetrics {
   countReplyRead(owner: 'self' | 'other'): void;
   /** A live position stream opened, ended (by its client or the gateway, or cut off as too slow), an event sent. */
   streamStarted(): void;
-  streamEnded(reason?: 'slow'): void;
+  streamEnded(reason?: 'slow' | 'failed'): void;
   streamEventSent(): void;
   cacheLookups: CacheLookupCounter;
   /** A write let through without its rate limits checked, Redis being unavailable. */

@@ -57,8 +57,11 @@ export class StartupError extends Error {
 const REDIS_CONNECT_TIMEOUT_MS = 2000;
 const PING_RETRY_PAUSE_MS = 50;
 
-/** Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. */
-const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. Room for
+ * a live stream naming its 1,000 devices in the query (about 21 KiB of `imei=` parameters) and a token.
+ */
+const MAX_HEADER_BYTES = 32 * 1024;
 /**
  * Connections the kernel holds completed for the gateway to accept. Node's default of 511 overflows when
  * a fleet reconnects at once while the event loop is busy: each connection dropped there is retried by

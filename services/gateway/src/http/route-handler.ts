@@ -24,9 +24,13 @@ export function pathOf(req: IncomingMessage): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
-/** The query of a request's URL, parsed as express's default ("simple") query parser does. */
+/**
+ * The query of a request's URL, parsed as express's default ("simple") query parser does, but whole:
+ * its default of 1,000 keys would drop a stream's 1,001st device unseen instead of refusing it. The
+ * request head's size cap bounds the work.
+ */
 export function queryOf(req: IncomingMessage): ParsedUrlQuery {
   const url = req.url ?? '';
   const query = url.indexOf('?');
-  return parse(query === -1 ? '' : url.slice(query + 1));
+  return parse(query === -1 ? '' : url.slice(query + 1), '&', '=', { maxKeys: 0 });
 }

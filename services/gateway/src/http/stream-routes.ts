@@ -95,7 +95,9 @@ export function addStreamRoutes(router: Express, deps: StreamRoutesDeps): Stream
     const caughtUp: PositionEvent[] = [];
     let ended = false;
 
-    const end = (reason?: 'slow') => {
+    // 'slow': the client let BUFFER_LIMIT bytes wait; 'failed': its replay could not be read. Either way
+    // the connection is dropped rather than ended, so the client reconnects.
+    const end = (reason?: 'slow' | 'failed') => {
       if (ended) return;
       ended = true;
       open.delete(end);
@@ -126,7 +128,7 @@ export function addStreamRoutes(router: Express, deps: StreamRoutesDeps): Stream
       }
     } catch {
       // The replay could not be read: the client reconnects with the same Last-Event-ID and tries again.
-      end('slow');
+      end('failed');
       return;
     }
     replaying = false;
