@@ -62,6 +62,7 @@ test('every scenario runs against the started stack and is answered without erro
     'vehicle group create, 10 ids',
     'last-location read',
     'history page, one device one day',
+    'trip create, followed live on 100 streams',
     'Teltonika Codec 8, packets of 10 records',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
@@ -105,7 +106,19 @@ test('the peak memory of every service is read, and every target is reported', (
     'trip create / hello-world, against the last run before partitioning',
     'gateway peak RSS (MiB)',
     'scale-out 2+2 / 1+1 positions/s',
+    'live stream: from the 200 to the event, p50 (ms)',
+    'live stream: from the 200 to the event, p99 (ms)',
+    'live stream: gateway CPU per delivered event (µs), beyond the create',
   ]);
+});
+
+test("every followed create's position reached its stream, and the delay from its 200 is reported", () => {
+  const live = report.scenarios.find((scenario) => scenario.name === 'trip create, followed live on 100 streams')!;
+  // A create whose event never came counts as an error of the scenario, and there are none.
+  expect(live.errors).toBe(0);
+  expect(live.streamDelay!.events).toBeGreaterThan(0);
+  expect(live.streamDelay!.p50Ms).toBeLessThanOrEqual(live.streamDelay!.p99Ms);
+  expect(markdownTable(report)).toContain(`Live stream events, ${live.name}: ${live.streamDelay!.events},`);
 });
 
 test('the volume is generated in the database: every device with the same number of positions inside the 30 days, its newest as its last location', async () => {

@@ -82,6 +82,13 @@ export function markdownTable(report: BenchReport): string {
   const positions = report.scenarios
     .filter((s) => s.positionsPerSecond !== undefined)
     .map((s) => `Positions stored per second, ${s.name}: ${Math.round(s.positionsPerSecond!)}`);
+  const streamed = report.scenarios
+    .filter((s) => s.streamDelay)
+    .map(
+      (s) =>
+        `Live stream events, ${s.name}: ${s.streamDelay!.events}, from the post's 200 to its event p50 ${s.streamDelay!.p50Ms} ms, ` +
+        `p99 ${s.streamDelay!.p99Ms} ms`,
+    );
   const split = report.scenarios
     .filter((s) => s.requestsByGateway)
     .map(
@@ -122,6 +129,7 @@ export function markdownTable(report: BenchReport): string {
     `Hello-world runs, req/s, in order: ${report.helloWorldRuns.map((run) => Math.round(run)).join(', ')}`,
     ...(positions.length ? ['', ...positions] : []),
     ...(split.length ? ['', ...split] : []),
+    ...(streamed.length ? ['', ...streamed] : []),
     '',
     `Peak RSS: ${rss}`,
     '',

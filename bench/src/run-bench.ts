@@ -17,6 +17,7 @@ import { dropDatabase, ensureDatabase } from '@fleet/shared';
 import { lastRunBeforePartitioning } from './history';
 import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { quantileMs, teltonikaLoad } from './teltonika-load';
+import { followedDevices, LiveStreams, LIVE_STREAMS_SCENARIO, type StreamDelay } from './live-streams';
 import { capacityModel, type CapacityModel } from './capacity';
 import { pendingReplies, postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
@@ -45,6 +46,8 @@ import {
 
 /** Trip creates sent before the first scenario, so that no scenario measures the broker's JIT warm-up. */
 const WRITE_PATH_WARMUP_SECONDS = 20;
+/** How long a followed create's event may take to arrive before the bench counts it missing. */
+const STREAM_SETTLE_MS = 10_000;
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 /** The baselines run compiled, as the services do, whether this module runs compiled or under jest. */
@@ -86,6 +89,8 @@ export interface ScenarioResult {
   cpuMicrosPerRequestByProcess?: Record<string, number | null>;
   /** For a load split over several gateways (the scale-out's): the requests each answered in the measured window. */
   requestsByGateway?: Record<string, number>;
+  /** For creates followed on live streams: the delay from each post's 200 to its event. */
+  streamDelay?: StreamDelay;
 }
 
 export interface Target {
@@ -131,6 +136,10 @@ interface LoadRequest {
   positions?: number;
   /** For a batch: how many of its positions the answer refused, each counted as an error. */
   refused?: (body: string) => number;
+  /** Sees each 200's body as it arrives. */
+  answered?: (body: string) => void;
+  /** Runs between the warm-up and the measured run. */
+  warmedUp?: () => Promise<void>;
 }
 
 function spawnNode(script: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -226,10 +235,12 @@ async function load(url: string | string[], request: LoadRequest, connections: n
               }),
             }
           : {}),
-        ...(request.refused
+        ...(request.refused || request.answered
           ? {
               onResponse: (status: number, body: string) => {
-                if (status === 200) refused += request.refused!(body);
+                if (status !== 200) return;
+                if (request.refused) refused += request.refused(body);
+                request.answered?.(body);
               },
             }
           : {}),
@@ -309,6 +320,7 @@ async function measure(
     await load(url, request, options.connections, options.warmupSeconds);
     await repliesSettled(url);
   }
+  await request.warmedUp?.();
   const countedBefore = gateways && (await readCounters(gateways));
   const before = cpuSnapshot(cpuOf.sources);
   const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
@@ -746,6 +758,38 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     for (const { name, url, request } of scenarioLoads) {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
+    }
+
+    // Fleet apps following devices live while the devices post: the trip creates of the scenario above,
+    // each for one of the devices that 100 streams follow, ten each. The gateway's CPU beyond the plain
+    // creates' is what delivering the events costs it.
+    {
+      const followed = followedDevices(`bl${process.pid}`);
+      const devices = followed.flat();
+      const live = await LiveStreams.open(gatewayUrl, followed, bearer);
+      try {
+        const followedCreate: LoadRequest = {
+          ...tripCreateJson,
+          body: () => JSON.stringify({ ...uniqueTrip(), imei: devices[sequence % devices.length] }),
+          answered: (body) => live.answered(body),
+          warmedUp: async () => {
+            await live.settled(STREAM_SETTLE_MS);
+            live.reset();
+          },
+        };
+        await runScenario(LIVE_STREAMS_SCENARIO, gatewayUrl, followedCreate, cpuOf());
+        await live.settled(STREAM_SETTLE_MS);
+        const { missing, ...streamDelay } = live.delays();
+        const result = measured.at(-1)!;
+        result.streamDelay = streamDelay;
+        result.errors += missing;
+        process.stderr.write(
+          `  ${LIVE_STREAMS_SCENARIO}: ${streamDelay.events} events, from the 200 to the event p50 ${streamDelay.p50Ms} ms, ` +
+            `p99 ${streamDelay.p99Ms} ms, ${missing} missing\n`,
+        );
+      } finally {
+        await live.close();
+      }
     }
 
     // Teltonika devices over TCP: one connection per device, packets of 10 records. The listener stands

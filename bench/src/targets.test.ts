@@ -87,3 +87,16 @@ test('the comparison with the run before partitioning and the RSS appear only wh
   expect(before).toMatchObject({ value: 0.5 / 0.6, met: false });
   expect(whats(null)).toHaveLength(10);
 });
+
+test("the live streams' figures are reported against no goal, the CPU per event as the gateway's beyond a plain create", () => {
+  const live = scenario('trip create, followed live on 100 streams', 0.45, {
+    cpuMicrosPerRequest: cpu(230),
+    streamDelay: { events: 5000, p50Ms: 2, p99Ms: 40 },
+  });
+  const reported = benchTargets({ scenarios: [...run(), live], gatewayRssMiB: null }).filter((t) => t.what.startsWith('live stream'));
+  expect(reported).toEqual([
+    { what: 'live stream: from the 200 to the event, p50 (ms)', value: 2, target: 'none set', met: null },
+    { what: 'live stream: from the 200 to the event, p99 (ms)', value: 40, target: 'none set', met: null },
+    { what: 'live stream: gateway CPU per delivered event (µs), beyond the create', value: 230 - 200, target: 'none set', met: null },
+  ]);
+});

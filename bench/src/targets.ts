@@ -2,6 +2,7 @@
 // are taken to the hello-world runs on either side of a scenario, so that a drift of the host between
 // scenarios cancels out.
 import type { ScenarioResult, Target } from './run-bench';
+import { LIVE_STREAMS_SCENARIO } from './live-streams';
 import { SCALE_OUT_ONE, SCALE_OUT_TWO } from './scale-out';
 
 export interface TargetInputs {
@@ -45,6 +46,7 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
   // drift little room; the ratios are in the table all the same. No goal is set for it: it is reported.
   const scaleOutOne = scenarios.find((scenario) => scenario.name === SCALE_OUT_ONE);
   const scaleOutTwo = scenarios.find((scenario) => scenario.name === SCALE_OUT_TWO);
+  const live = scenarios.find((scenario) => scenario.name === LIVE_STREAMS_SCENARIO);
   const gatewayCpu = ratioTo(trip.cpuMicrosPerRequest.gateway ?? 0, hello.cpuMicrosPerRequest.gateway ?? 0);
 
   return [
@@ -82,6 +84,20 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
           {
             what: 'scale-out 2+2 / 1+1 positions/s',
             value: ratioTo(scaleOutTwo.positionsPerSecond ?? 0, scaleOutOne.positionsPerSecond ?? 0),
+            target: 'none set',
+            met: null,
+          },
+        ]
+      : []),
+    // Reported, against no goal: how soon a fleet app sees a committed position, and what delivering it
+    // costs the gateway beyond the create itself (every followed create is one event on one stream).
+    ...(live?.streamDelay
+      ? [
+          { what: 'live stream: from the 200 to the event, p50 (ms)', value: live.streamDelay.p50Ms, target: 'none set', met: null },
+          { what: 'live stream: from the 200 to the event, p99 (ms)', value: live.streamDelay.p99Ms, target: 'none set', met: null },
+          {
+            what: 'live stream: gateway CPU per delivered event (µs), beyond the create',
+            value: (live.cpuMicrosPerRequest.gateway ?? 0) - (trip.cpuMicrosPerRequest.gateway ?? 0),
             target: 'none set',
             met: null,
           },
