@@ -1,8 +1,9 @@
 // `npm start`'s launcher supervises the services it runs: one that crashes (SIGKILL, as the kernel's
 // out-of-memory killer would) is started again after a pause, logged, while the others keep serving;
 // and SIGTERM stops every process it started. The launcher runs compiled, as `npm start` runs it.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../deploy/local/src/apache-kafka';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
@@ -22,6 +23,34 @@ function services(): Record<string, number> {
   return Object.fromEntries(launchedServices(started).map(({ name, pid }) => [name, pid]));
 }
 
+/**
+ * Reads the vehicle groups (a read of PostgreSQL through the gateway alone) every 100 ms until stopped,
+ * and answers every status it got: what a fleet app saw while something else happened.
+ */
+function keepReading(): { stop(): Promise<number[]> } {
+  const statuses: number[] = [];
+  let reading = true;
+  const loop = (async () => {
+    const headers = { authorization: `Bearer ${await signToken()}` };
+    while (reading) {
+      statuses.push(
+        await fetch(`http://127.0.0.1:${port}/fleet/api/v1/vehicle-groups`, { headers }).then(
+          (res) => res.status,
+          () => 0,
+        ),
+      );
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      reading = false;
+      await loop;
+      return statuses;
+    },
+  };
+}
+
 beforeAll(async () => {
   port = await freePort();
   prefix = uniquePrefix('launcher');
@@ -39,6 +68,7 @@ afterAll(async () => {
 test('a trip-writer killed with SIGKILL is started again and logged, and the gateway keeps serving', async () => {
   const before = services();
   expect(Object.keys(before).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
+  const reads = keepReading();
   process.kill(before['trip-writer']!, 'SIGKILL');
 
   const restart = await eventually(() => lines.find((line) => line.msg === 'trip-writer exited unexpectedly; starting it again'), 60_000, {
@@ -71,18 +101,27 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   );
   const { rows } = await db().query('SELECT imei FROM trip_locations WHERE id = $1', [answer.body.data.id]);
   expect(rows).toEqual([{ imei: trip.imei }]);
+
+  // From the kill until the restarted writer stored a trip, every read was answered, and answered 200.
+  const statuses = await reads.stop();
+  expect(statuses.length).toBeGreaterThan(3);
+  expect(statuses.filter((status) => status !== 200)).toEqual([]);
 }, 150_000);
 
 test('a second launcher on the same PORT exits 1 with one line naming the port, starts nothing, and the first keeps serving', async () => {
   const running = services();
-  const second = spawnSync(process.execPath, [launcherScript], {
+  const reads = keepReading();
+  const second = spawn(process.execPath, [launcherScript], {
     cwd: root,
     env: launcherEnv(prefix, port),
-    encoding: 'utf8',
-    timeout: 60_000,
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  expect(second.status).toBe(1);
-  const logged = second.stdout
+  let stdout = '';
+  second.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const status = await new Promise<number | null>((resolve) => second.once('close', (code) => resolve(code)));
+  const statuses = await reads.stop();
+  expect(status).toBe(1);
+  const logged = stdout
     .trim()
     .split('\n')
     .map((text) => JSON.parse(text) as LauncherLine);
@@ -90,6 +129,9 @@ test('a second launcher on the same PORT exits 1 with one line naming the port, 
     expect.objectContaining({ level: 60, msg: expect.stringMatching(new RegExp(`^PORT=${port} is in use by another process`)) }),
   ]);
   expect(services()).toEqual(running);
+  // The first served throughout: every read while the second tried to start was answered 200.
+  expect(statuses.length).toBeGreaterThan(0);
+  expect(statuses.filter((code) => code !== 200)).toEqual([]);
   const answer = await postJson(`http://127.0.0.1:${port}/fleet/api/v1/trip-location`, buildTrip(), {
     authorization: `Bearer ${await signToken()}`,
   });

@@ -46,17 +46,33 @@ function expectFull(response: { status: number; body: any; headers: Headers }): 
   expect(response.headers.get('retry-after')).toBe('1');
 }
 
-test('past MAX_IN_FLIGHT commands waiting, every write route answers 503 E-S1/1-06 at once and publishes nothing; the gateway takes writes again once replies come', async () => {
+test('past MAX_IN_FLIGHT commands waiting, every write route answers 503 E-S1/1-06 at once, while those ahead still wait, and publishes nothing; the gateway takes writes again once replies come', async () => {
   const waiting = [buildTrip(), buildTrip()];
-  const answers = waiting.map((trip) => postJson(`${stack.url}${TRIP}`, trip, auth));
+  let waitingAnswered = 0;
+  const answers = waiting.map((trip) =>
+    postJson(`${stack.url}${TRIP}`, trip, auth).finally(() => {
+      waitingAnswered += 1;
+    }),
+  );
   await eventually(async () => (await pendingReplies()) === MAX_IN_FLIGHT, 20_000, { what: 'two commands waiting for a reply' });
   expect(await commandsPublished(stack.prefix)).toBe(MAX_IN_FLIGHT);
 
   const refused = [buildTrip(), buildTrip()];
-  expectFull(await postJson(`${stack.url}${TRIP}`, refused[0], auth));
-  expectFull(await postJson(`${stack.url}${BATCH}`, [refused[1]], auth));
-  expectFull(await postJson(`${stack.url}${GROUP}`, buildGroup(), auth));
+  const timed = async (answer: () => Promise<{ status: number; body: any; headers: Headers }>) => {
+    const startedAt = performance.now();
+    const response = await answer();
+    refusalMs.push(Math.round(performance.now() - startedAt));
+    return response;
+  };
+  const refusalMs: number[] = [];
+  expectFull(await timed(() => postJson(`${stack.url}${TRIP}`, refused[0], auth)));
+  expectFull(await timed(() => postJson(`${stack.url}${BATCH}`, [refused[1]], auth)));
+  expectFull(await timed(() => postJson(`${stack.url}${GROUP}`, buildGroup(), auth)));
+  // "At once": the refusals did not queue behind the commands waiting ahead of them, which no writer can
+  // answer yet (their reply timeout is a minute): all three came back while those two still wait.
+  expect(waitingAnswered).toBe(0);
   expect(await pendingReplies()).toBe(MAX_IN_FLIGHT);
+  process.stdout.write(`in-flight-cap: refusals answered in ${refusalMs.join(', ')} ms, with ${MAX_IN_FLIGHT} commands waiting\n`);
 
   stack.tripWriters.push(await startWriter('trip', stack.env));
   expect((await Promise.all(answers)).map((answer) => answer.status)).toEqual([200, 200]);

@@ -1,20 +1,30 @@
 // The security headers every answer carries (helmet's): nosniff, a Content-Security-Policy, and a ban
 // on being framed by another site; and the /docs page, which must keep working under that policy.
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { buildCategory, insertCategory } from '../categories/category-support';
-import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+import { EventStream } from '../support/event-stream';
+import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
 
 const TRIP = '/fleet/api/v1/trip-location';
 const GROUP = '/fleet/api/v1/vehicle-group';
 const CATEGORY = '/order/api/web/v1/product-category';
+const DEVICES = '/fleet/api/v1/devices';
+const STREAM = '/fleet/api/v1/positions/stream';
 
 let stack: Stack;
+/** A gateway of tight limits, for the answers only a limit gives: a device's 429, a stream's 503. */
+let tight: Gateway;
 let auth: Record<string, string>;
 
 beforeAll(async () => {
   stack = await startStack('security-headers');
+  tight = await startGateway(
+    gatewayConfig({ ...stack.env, RATE_LIMIT_DEVICE_BURST: '1', RATE_LIMIT_DEVICE_PER_MINUTE: '1', MAX_STREAMS: '1' }),
+  );
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {
+  await tight?.stop();
   await stack?.stop();
   await closeDb();
 });
@@ -42,6 +52,13 @@ const expected = { nosniff: 'nosniff', frameOptions: 'SAMEORIGIN', frameAncestor
 
 test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame-ancestors, whatever its status', async () => {
   const category = await insertCategory(buildCategory());
+  const device = uniqueImei();
+  expect((await postJson(`${stack.url}${TRIP}`, buildTrip({ imei: device }), auth)).status).toBe(200);
+  // The tight gateway's one stream is held, and its one device post spent, before the answers are asked.
+  const held = await EventStream.open(`${tight.url}${STREAM}?imei=${uniqueImei()}`, auth);
+  expect(held.status).toBe(200);
+  const limited = uniqueImei();
+  expect((await postJson(`${tight.url}${TRIP}`, buildTrip({ imei: limited }), auth)).status).toBe(200);
   const answers: Array<[string, Promise<{ status: number; headers: Headers }>]> = [
     ['trip 200', postJson(`${stack.url}${TRIP}`, buildTrip(), auth)],
     ['trip 400', postJson(`${stack.url}${TRIP}`, buildTrip({ latitude: 91 }), auth)],
@@ -51,6 +68,16 @@ test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame
     ['category 200', fetch(`${stack.url}${CATEGORY}/${category.id}`, { headers: { authorization: TEST_API_KEY } })],
     ['category 401', fetch(`${stack.url}${CATEGORY}/${category.id}`)],
     ['unknown route 404', fetch(`${stack.url}/nowhere`)],
+    ['trip 413', postJson(`${stack.url}${TRIP}`, buildTrip({ padding: 'x'.repeat(2 * 1024 * 1024) }), auth)],
+    ['trip 415', fetch(`${stack.url}${TRIP}`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' })],
+    ['trip 429', postJson(`${tight.url}${TRIP}`, buildTrip({ imei: limited }), auth)],
+    ['stream 503', fetch(`${tight.url}${STREAM}?imei=${uniqueImei()}`, { headers: auth })],
+    ['stream 401', fetch(`${stack.url}${STREAM}?imei=${device}`)],
+    ['last-location 200', fetch(`${stack.url}${DEVICES}/${device}/last-location`, { headers: auth })],
+    ['last-location 404', fetch(`${stack.url}${DEVICES}/${uniqueImei()}/last-location`, { headers: auth })],
+    ['history 200', fetch(`${stack.url}${DEVICES}/${device}/trip-locations`, { headers: auth })],
+    ['device status 200', fetch(`${stack.url}${DEVICES}/${device}`, { headers: auth })],
+    ['vehicle groups 200', fetch(`${stack.url}/fleet/api/v1/vehicle-groups`, { headers: auth })],
     ['healthz', fetch(`${stack.url}/healthz`)],
     ['openapi.json', fetch(`${stack.url}/openapi.json`)],
   ];
@@ -63,6 +90,7 @@ test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame
       ...expected,
     });
   }
+  held.close();
 });
 
 test('/docs is served under a policy that allows only its own scripts and styles, and the page needs nothing else', async () => {
