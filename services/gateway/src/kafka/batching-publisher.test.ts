@@ -87,4 +87,36 @@ describe('BatchingPublisher', () => {
 
     expect(outcomes).toEqual([{ ids: ['1'], failed: true }]);
   });
+
+  it("sends each leader's commands apart: a leader that does not answer holds up only its own", async () => {
+    const sent: string[][] = [];
+    const held: Array<() => void> = [];
+    const outcomes: string[][] = [];
+    const publisher = new BatchingPublisher({
+      send: async (topicMessages) => {
+        const ids = topicMessages.flatMap((group) => group.messages.map((message) => String(message.value)));
+        sent.push(ids);
+        if (ids.some((id) => id.startsWith('stalled'))) await new Promise<void>((resolve) => held.push(resolve));
+      },
+      maxBatchSize: 100,
+      lingerMs: 0,
+      onSent: (batch) => outcomes.push(batch.map((c) => c.correlationId)),
+      leaderOf: (command) => (command.correlationId.startsWith('stalled') ? 1 : 2),
+    });
+    publisher.publish(command('t', 'stalled-1'));
+    publisher.publish(command('t', 'live-1'));
+    await jest.runAllTimersAsync();
+    publisher.publish(command('t', 'stalled-2'));
+    publisher.publish(command('t', 'live-2'));
+    await jest.runAllTimersAsync();
+
+    // Leader 2's commands went out in two produces while leader 1's first is still unanswered.
+    expect(sent).toEqual([['stalled-1'], ['live-1'], ['live-2']]);
+    expect(outcomes).toEqual([['live-1'], ['live-2']]);
+
+    held.shift()!();
+    await jest.runAllTimersAsync();
+    expect(sent.at(-1)).toEqual(['stalled-2']);
+    expect(outcomes).toEqual([['live-1'], ['live-2'], ['stalled-1']]);
+  });
 });

@@ -1,6 +1,8 @@
 // Sends the gateway's commands in batches: commands from concurrent requests are gathered while a
 // produce is in flight (and for at most the linger) and sent as one, so throughput grows with load
-// instead of paying a broker round trip per request.
+// instead of paying a broker round trip per request. On a cluster each partition leader's commands are
+// batched and sent on their own, side by side, so that a broker that is slow or down holds up and fails
+// only the commands bound for it: the rest are stored and answered as if nothing had happened.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, TopicMessages } from 'kafkajs';
 
@@ -28,6 +30,11 @@ export interface BatchingPublisherOptions {
   lingerMs: number;
   /** Told of each batch sent: its commands, seconds taken, and the error when it failed. */
   onSent: (batch: OutgoingCommand[], seconds: number, error?: unknown) => void;
+  /**
+   * The broker a command's partition is led by, as far as known. Each leader's commands are batched and
+   * sent apart from the others', side by side.
+   */
+  leaderOf?: (command: OutgoingCommand) => number | undefined;
 }
 
 /** Groups a batch's messages by topic, in the order they were queued. */
@@ -41,7 +48,11 @@ export function byTopic(batch: readonly OutgoingCommand[]): TopicMessages[] {
   return [...messages].map(([topic, list]) => ({ topic, messages: list }));
 }
 
-export class BatchingPublisher {
+/**
+ * Sends the commands handed to it, each batch once the last is out: the commands of one partition leader
+ * (or of the only broker), in their order.
+ */
+class Lane {
   private queue: OutgoingCommand[] = [];
   private flushing = false;
 
@@ -95,5 +106,22 @@ export class BatchingPublisher {
     } catch (error) {
       this.options.onSent(batch, seconds(), error);
     }
+  }
+}
+
+export class BatchingPublisher {
+  /** One lane a partition leader, so that a broker slow or down holds up only its own commands. */
+  private readonly lanes = new Map<number | undefined, Lane>();
+
+  constructor(private readonly options: BatchingPublisherOptions) {}
+
+  publish(command: OutgoingCommand): void {
+    const leader = this.options.leaderOf?.(command);
+    let lane = this.lanes.get(leader);
+    if (!lane) {
+      lane = new Lane(this.options);
+      this.lanes.set(leader, lane);
+    }
+    lane.publish(command);
   }
 }

@@ -16,6 +16,7 @@ export class BrokerHealth {
   private downSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private checking = false;
 
   constructor(private readonly options: BrokerHealthOptions) {}
 
@@ -41,6 +42,16 @@ export class BrokerHealth {
     if (this.timer) this.schedule();
   }
 
+  /**
+   * A produce failed, but perhaps only to one broker of several: the broker is checked at once, and
+   * counted down only if the check fails too.
+   */
+  checkSoon(): void {
+    if (this.stopped || this.checking) return;
+    clearTimeout(this.timer);
+    void this.checkNow();
+  }
+
   markUp(): void {
     if (this.downSince === undefined) return;
     this.options.logger.info({ downForMs: Date.now() - this.downSince }, 'Kafka is available again');
@@ -57,11 +68,14 @@ export class BrokerHealth {
 
   /** One check, then the next one scheduled; never rejects. */
   private async checkNow(): Promise<void> {
+    this.checking = true;
     try {
       await this.options.check();
       this.markUp();
     } catch (error) {
       this.markDown(error);
+    } finally {
+      this.checking = false;
     }
     this.schedule();
   }

@@ -83,6 +83,8 @@ function listOf(length: number) {
 
 /** How often the broker is checked while it is up. */
 const HEALTH_INTERVAL_MS = 5000;
+/** After a produce to one leader failed, the soonest the partitions' leaders are asked for again. */
+const LEADERS_REFRESH_MS = 1000;
 /** The most commands sent in one produce request. */
 const MAX_BATCH_SIZE = 2000;
 /** How long start() waits for the reply group to assign this gateway its partitions and for their probes. */
@@ -98,6 +100,9 @@ export class CommandBus {
   private readonly probe: ReplyPathProbe;
   private readonly partitions = new ReplyPartitions();
   private readonly layout = new TopicLayout();
+  /** Brokers a produce to failed while others took theirs, since when: replies are not sent their way. */
+  private readonly failingLeaders = new Map<number, number>();
+  private leadersAskedAt = 0;
   /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
   private readonly tag = randomBytes(4).toString('hex');
   private assignedOnce: (confirming: Promise<void>) => void = () => undefined;
@@ -127,10 +132,30 @@ export class CommandBus {
       },
       maxBatchSize: MAX_BATCH_SIZE,
       lingerMs: options.lingerMs,
+      leaderOf: (command) => this.leaderOf(command),
       onSent: (batch, seconds, error) => {
         options.onPublish?.(batch.length, seconds, error === undefined);
-        if (error === undefined) return this.health.markUp();
-        this.health.markDown(error);
+        const leader = this.leaderOf(batch[0]!);
+        if (error === undefined) {
+          if (leader !== undefined) this.failingLeaders.delete(leader);
+          return this.health.markUp();
+        }
+        // On a cluster, one broker down is not Kafka down: only the commands bound for it fail, their
+        // reply partitions are avoided, the partitions' leaders are asked for again (the cluster moves
+        // them to the brokers left), and Kafka counts as down only if the check run now fails too.
+        if (leader !== undefined && this.layout.leaders() > 1) {
+          if (!this.failingLeaders.has(leader)) {
+            logger.warn(
+              { broker: leader, err: (error as Error).message },
+              'a Kafka broker refused or timed out a produce; its partitions answer 503 until their leaders move',
+            );
+          }
+          this.failingLeaders.set(leader, Date.now());
+          this.askLeaders();
+          this.health.checkSoon();
+        } else {
+          this.health.markDown(error);
+        }
         this.pending.fail(
           batch.map(({ correlationId }) => correlationId),
           // A produce that failed or timed out may still have reached the broker and been stored.
@@ -159,6 +184,32 @@ export class CommandBus {
       onRead: options.onReplyRead,
       logger,
     });
+  }
+
+  /** The broker the command's partition is led by, as far as the layout knows. */
+  private leaderOf({
+    topic,
+    message,
+  }: {
+    topic: string;
+    message: { key?: Buffer | string | null; partition?: number };
+  }): number | undefined {
+    const partition = message.partition ?? (message.key == null ? undefined : this.layout.partitionOf(topic, message.key.toString()));
+    return partition === undefined ? undefined : this.layout.leaderOf(topic, partition);
+  }
+
+  /** Refreshes the layout's leaders now, at most once a LEADERS_REFRESH_MS. */
+  private askLeaders(): void {
+    if (Date.now() - this.leadersAskedAt < LEADERS_REFRESH_MS) return;
+    this.leadersAskedAt = Date.now();
+    this.describeTopics().catch(() => undefined);
+  }
+
+  /** Whether replies may be sent to this partition: its leader has not failed a produce lately. */
+  private replyPartitionHealthy(partition: number): boolean {
+    if (this.failingLeaders.size === 0) return true;
+    const leader = this.layout.leaderOf(this.options.topics.replies, partition);
+    return leader === undefined || !this.failingLeaders.has(leader);
   }
 
   /** Asks the broker for the topics' partitions: the health check, and the layout `partitionOf` reads. */
@@ -279,7 +330,7 @@ export class CommandBus {
   }
 
   private publish(command: CommandRequest, commands: number): Promise<PendingAnswer> {
-    const replyPartition = this.partitions.pick();
+    const replyPartition = this.partitions.pick((partition) => this.replyPartitionHealthy(partition));
     if (replyPartition === undefined) return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
     const correlationId = `${this.tag}-${randomUUID()}`;
     const reply = this.pending.add(correlationId, commands, replyPartition);

@@ -75,4 +75,12 @@ describe('ReplyPartitions', () => {
     expect(partitions.assign([])).toEqual([1, 5]);
     expect(partitions.hasUsable()).toBe(false);
   });
+
+  it('passes over partitions whose leader is failing, and falls back to the lowest when all are', () => {
+    const partitions = new ReplyPartitions();
+    partitions.assign([0, 1, 2]);
+    for (const partition of [0, 1, 2]) partitions.confirm(partition);
+    expect(partitions.pick((partition) => partition !== 0)).toBe(1);
+    expect(partitions.pick(() => false)).toBe(0);
+  });
 });

@@ -126,10 +126,12 @@ export class ReplyPartitions {
   }
 
   /**
-   * The partition requests name: the lowest usable one, so that a writer's fetch answers this gateway
-   * with one message however many of its requests it holds; undefined when there is none.
+   * The partition requests name: the lowest usable one that `healthy` accepts (its leader is not failing),
+   * so that a writer's fetch answers this gateway with one message however many of its requests it
+   * holds; the lowest usable one when none is healthy; undefined when there is none.
    */
-  pick(): number | undefined {
+  pick(healthy?: (partition: number) => boolean): number | undefined {
+    if (healthy) for (const partition of this.usable) if (healthy(partition)) return partition;
     return this.usable[0];
   }
 }

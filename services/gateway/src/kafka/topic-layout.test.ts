@@ -41,4 +41,13 @@ describe('TopicLayout', () => {
     layout.update([{ name: 't', partitions: [] }]);
     expect(layout.partitionOf('t', 'device-0')).toBe(grown[0]);
   });
+
+  test("knows each partition's leader, none for a leaderless one, and how many brokers lead", () => {
+    const layout = new TopicLayout();
+    const partitions = partitionsOf(3).map((partition, index) => ({ ...partition, leader: [1, 2, -1][index]! }));
+    layout.update([{ name: 't', partitions }]);
+    expect([0, 1, 2, 3].map((partition) => layout.leaderOf('t', partition))).toEqual([1, 2, undefined, undefined]);
+    expect(layout.leaderOf('unknown', 0)).toBeUndefined();
+    expect(layout.leaders()).toBe(2);
+  });
 });

@@ -19,6 +19,19 @@ export class TopicLayout {
     }
   }
 
+  /** How many brokers lead partitions of the topics known: more than one on a cluster. */
+  leaders(): number {
+    const leaders = new Set<number>();
+    for (const partitions of this.partitions.values()) for (const { leader } of partitions) if (leader >= 0) leaders.add(leader);
+    return leaders.size;
+  }
+
+  /** The broker leading a partition, as the last metadata said; undefined while not known or leaderless. */
+  leaderOf(topic: string, partition: number): number | undefined {
+    const leader = this.partitions.get(topic)?.[partition]?.leader;
+    return leader === undefined || leader < 0 ? undefined : leader;
+  }
+
   /** The partition `key` lands on, or undefined while the topic's layout is not known yet. */
   partitionOf(topic: string, key: string): number | undefined {
     const partitionMetadata = this.partitions.get(topic);

@@ -1,0 +1,232 @@
+// Faults of one node of a replicated three-node Kafka (each node broker and KRaft controller, topics of
+// three replicas with min.insync.replicas 2, as production runs), under trip-create load, with the
+// deployed settings. Each fault is audited as the single-broker ones are: every 200's id is its one row
+// with the values sent, nothing is stored twice, every other answer is a JSON 503; and afterwards the node
+// is back and every partition has its three in-sync replicas again. The longest stretch without a 200
+// is measured and printed with the 200s of each second from the fault on.
+//
+// With three replicas on three nodes, every partition has a replica on the node that dies, and an
+// acks=all write waits for every in-sync replica: all writes stall until the controller fences the node
+// (the cluster's broker session) and drops it from the in-sync replicas. A request in flight meanwhile
+// waits out the client's request timeout, and one whose reply was bound there its reply timeout. Longer
+// than these added up, writes would not be moving to the two nodes left. A frozen node (SIGSTOP) is not
+// bounded so: kafkajs keeps asking it for metadata over its open connections, and writes stall with it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gatewayConfig } from '@fleet/gateway';
+import { createKafka, createLogger, KAFKA_REQUEST_TIMEOUT_MS } from '@fleet/shared';
+import type { Admin } from 'kafkajs';
+import { assertPortBindable } from '../../deploy/local/src/apache-kafka';
+import {
+  activeController,
+  BROKER_SESSION_TIMEOUT_MS,
+  CLUSTER_NODES,
+  localKafkaCluster,
+  type LocalKafkaCluster,
+} from '../../deploy/local/src/kafka-cluster';
+import { closeDb } from '../support/harness';
+import { stopAllServices } from '../support/processes';
+import {
+  audit,
+  authorization,
+  expectPromiseKept,
+  inFlightAt,
+  printFigures,
+  problemsLogged,
+  retryUnconfirmed,
+  startLoad,
+  startProcessStack,
+  waitUntil,
+  warmUp,
+  type Post,
+  type ProcessStack,
+} from './fault-support';
+
+/** How long a node stays down or frozen, as the issue sets the faults. */
+const FAULT_MS = 20_000;
+/** The longest stretch the load may go without a 200 while a killed node of three is gone. */
+const maxGapMs = () => BROKER_SESSION_TIMEOUT_MS + KAFKA_REQUEST_TIMEOUT_MS + gatewayConfig(stack.env).REPLY_TIMEOUT_MS;
+
+let dataDir: string;
+let cluster: LocalKafkaCluster;
+let stack: ProcessStack;
+let admin: Admin;
+let headers: Record<string, string>;
+
+/** Six consecutive free ports: three brokers', then three controllers'. */
+async function freePortRange(): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const ports = Array.from({ length: 2 * CLUSTER_NODES }, (_, i) => base + i);
+    const free = await Promise.all(
+      ports.map((port) =>
+        assertPortBindable(port).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    if (free.every(Boolean)) return base;
+  }
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-replicated-kafka-'));
+  cluster = localKafkaCluster({ dataDir, port: await freePortRange(), tiedToThisProcess: true });
+  await cluster.up();
+  admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
+  await admin.connect();
+  stack = await startProcessStack('replicated-faults', { env: { KAFKA_BROKERS: cluster.brokers.join(',') }, deployedDefaults: true });
+  headers = await authorization();
+  await warmUp(stack, headers);
+}, 240_000);
+afterAll(async () => {
+  await stopAllServices();
+  await admin?.disconnect();
+  await cluster?.down();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await closeDb();
+});
+
+const topicsOfStack = () =>
+  ['trip-locations', 'vehicle-groups', 'replies', 'dead-letter', 'positions'].map((name) => `${stack.prefix}.${name}`);
+
+/** The node leading the most partitions of the trip-location topic. */
+async function busiestLeader(): Promise<number> {
+  const [topic] = (await admin.fetchTopicMetadata({ topics: [`${stack.prefix}.trip-locations`] })).topics;
+  const led = new Map<number, number>();
+  for (const partition of topic!.partitions) led.set(partition.leader, (led.get(partition.leader) ?? 0) + 1);
+  return [...led.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+/** Partitions of the stack's topics and of the consumer offsets with fewer than three in-sync replicas. */
+async function underReplicated(): Promise<string[]> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [...topicsOfStack(), '__consumer_offsets'] });
+  return topics.flatMap((topic) =>
+    topic.partitions
+      .filter((partition) => partition.isr.length < CLUSTER_NODES)
+      .map((partition) => `${topic.name}-${partition.partitionId}`),
+  );
+}
+
+/** The longest time between two 200s answered from `from` until the last post's answer, with `from` as the first. */
+function longestGapMs(posts: Post[], from: number): number {
+  const confirmed = posts
+    .flatMap((post) => post.attempts)
+    .filter((attempt) => attempt.status === 200 && attempt.answeredAt >= from)
+    .map((attempt) => attempt.answeredAt)
+    .sort((a, b) => a - b);
+  let gap = 0;
+  let previous = from;
+  for (const at of confirmed) {
+    gap = Math.max(gap, at - previous);
+    previous = at;
+  }
+  return gap;
+}
+
+interface FaultRun {
+  posts: Post[];
+  faultAt: number;
+  gapMs: number;
+}
+
+/** Runs the load across a fault: starts it, lands `fault` once writes flow, ends it once `recovered` has. */
+async function underLoad(fault: () => Promise<void>): Promise<FaultRun> {
+  const load = startLoad(() => stack.url, headers, 10);
+  await waitUntil(() => load.answered().ok >= 200 && load.unanswered() > 0, 'the first 200 confirmations, with posts in flight', 60_000, 1);
+  const faultAt = Date.now();
+  await fault();
+  // The load goes on until writes are confirmed again after the fault, however slow the host.
+  const confirmedBefore = load.answered().ok;
+  await waitUntil(() => load.answered().ok >= confirmedBefore + 100, '100 confirmations after the fault', 120_000);
+  await load.finish();
+  const gapMs = longestGapMs(load.posts, faultAt);
+  await retryUnconfirmed(() => stack.url, headers, load.posts, 120_000).catch((error: Error) => {
+    throw new Error(`${error.message}\n${problemsLogged([stack.gateway, ...stack.writers])}`);
+  });
+  return { posts: load.posts, faultAt, gapMs };
+}
+
+/** The first attempts answered 200 in each second from the fault on: where the writes stalled, and for how long. */
+function okBySecond(run: FaultRun): number[] {
+  const counts: number[] = [];
+  for (const attempt of run.posts.map((post) => post.attempts[0]!)) {
+    const second = Math.floor((attempt.answeredAt - run.faultAt) / 1000);
+    if (second < 0) continue;
+    while (counts.length <= second) counts.push(0);
+    if (attempt.status === 200) counts[second]! += 1;
+  }
+  return counts;
+}
+
+async function expectWholeAgain(): Promise<void> {
+  await waitUntil(
+    async () => (await underReplicated()).length === 0,
+    'every partition back to three in-sync replicas',
+    180_000,
+    1000,
+  ).catch(async (error: Error) => {
+    throw new Error(`${error.message}: still short ${JSON.stringify(await underReplicated())}`);
+  });
+}
+
+test('the node leading the most trip-location partitions is SIGKILLed and started again 20 s later: writes stall until it is fenced, then go on through the other two: never longer than the broker session, a request timeout and a reply timeout', async () => {
+  const leader = await busiestLeader();
+  const killed = cluster.nodes.find((candidate) => candidate.nodeId === leader)!;
+  const run = await underLoad(async () => {
+    killed.signal('SIGKILL');
+    await sleep(FAULT_MS);
+    await cluster.up();
+  });
+  const figures = await audit(`Kafka node ${leader} of 3 (leading the most partitions) SIGKILL, started again 20 s later`, run.posts);
+  printFigures(figures, { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtKill: inFlightAt(run.posts, run.faultAt) });
+
+  expectPromiseKept(figures);
+  expect(run.gapMs).toBeLessThanOrEqual(maxGapMs());
+  await expectWholeAgain();
+}, 600_000);
+
+test('the node leading the most partitions frozen with SIGSTOP for 20 s, then SIGCONT: every answer a 200 or a JSON 503, nothing lost or doubled, writes flowing again once it runs', async () => {
+  const leader = await busiestLeader();
+  const frozen = cluster.nodes.find((candidate) => candidate.nodeId === leader)!;
+  const run = await underLoad(async () => {
+    frozen.signal('SIGSTOP');
+    await sleep(FAULT_MS);
+    frozen.signal('SIGCONT');
+  });
+  const figures = await audit(`Kafka node ${frozen.nodeId} of 3 frozen (SIGSTOP) for 20 s`, run.posts);
+  printFigures(figures, { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtFreeze: inFlightAt(run.posts, run.faultAt) });
+
+  expectPromiseKept(figures);
+  await expectWholeAgain();
+}, 600_000);
+
+test('the active KRaft controller is SIGKILLed and started again 20 s later: another takes over, writes never stall longer than for a killed leader, nothing lost or doubled', async () => {
+  const controller = activeController(dataDir);
+  expect(controller).toBeDefined();
+  const killed = cluster.nodes.find((candidate) => candidate.nodeId === controller)!;
+  let successor: number | undefined;
+  const run = await underLoad(async () => {
+    killed.signal('SIGKILL');
+    await sleep(FAULT_MS);
+    // The two left elected one of them while it was gone.
+    successor = activeController(dataDir);
+    await cluster.up();
+  });
+  const figures = await audit(`Kafka node ${controller} of 3 (the active controller) SIGKILL, started again 20 s later`, run.posts);
+  printFigures(figures, {
+    longestGapMs: run.gapMs,
+    okBySecond: okBySecond(run),
+    inFlightAtKill: inFlightAt(run.posts, run.faultAt),
+    successor,
+  });
+
+  expectPromiseKept(figures);
+  expect(successor).toBeDefined();
+  expect(successor).not.toBe(controller);
+  expect(run.gapMs).toBeLessThanOrEqual(maxGapMs());
+  await expectWholeAgain();
+}, 600_000);
