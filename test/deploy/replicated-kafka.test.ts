@@ -1,7 +1,7 @@
 // The replicated shape is declared in three places: the local cluster (`KAFKA_BROKER_COUNT=3`), compose
 // and the Kubernetes production overlay. They must agree on three brokers, three replicas and two in sync,
 // with the topic provisioning code that all three run.
-import { CLUSTER_NODES, clusterReplication } from '../../deploy/local/src/kafka-cluster';
+import { CLUSTER_NODES, clusterFailover, clusterReplication } from '../../deploy/local/src/kafka-cluster';
 import { minInsyncReplicas, REPLICATED } from '../../shared/src/kafka/topics';
 import { composeEnv, findObject, literalEnvValue, loadCompose, overlayDir, renderKustomization } from './deploy-files';
 import type { IContainer } from 'kubernetes-models/v1';
@@ -32,7 +32,7 @@ describe('the replicated Kafka is the same in every place that declares it', () 
     expect(clusterReplication['min.insync.replicas']).toBe(minInsyncReplicas(REPLICATED.replicationFactor));
   });
 
-  test('compose runs three KRaft nodes, each a voter, with the local cluster’s replication settings', () => {
+  test('compose runs three KRaft nodes, each a voter, with the local cluster’s replication and failover settings', () => {
     expect(kafkaNodes).toHaveLength(CLUSTER_NODES);
     const ids = kafkaNodes.map((name) => composeEnv(compose.services[name]!).get('KAFKA_NODE_ID'));
     expect(new Set(ids).size).toBe(CLUSTER_NODES);
@@ -42,7 +42,7 @@ describe('the replicated Kafka is the same in every place that declares it', () 
       expect({ name, voters: voters.length }).toEqual({ name, voters: CLUSTER_NODES });
       expect(voters).toContain(`${env.get('KAFKA_NODE_ID')}@${name}:9093`);
       expect(env.get('KAFKA_ADVERTISED_LISTENERS')).toBe(`PLAINTEXT://${name}:9092`);
-      for (const [property, value] of Object.entries(clusterReplication)) {
+      for (const [property, value] of Object.entries({ ...clusterReplication, ...clusterFailover })) {
         expect({ name, property, value: env.get(imageVariable(property)) }).toEqual({ name, property, value: String(value) });
       }
     }

@@ -69,6 +69,17 @@ export const clusterReplication = {
   'transaction.state.log.min.isr': REPLICATED.minInsyncReplicas,
 } as const;
 
+/**
+ * How soon the controller fences a node that stopped heartbeating and moves the leadership of its
+ * partitions (the group coordinators' too) to the two left; until then every acks=all write waits for
+ * it, since each partition has a replica on every node. Heartbeats every second and six missed (Kafka's
+ * defaults are 2 s and 9 s): a JVM pausing a few seconds on a busy small machine is still not fenced.
+ */
+export const clusterFailover = {
+  'broker.heartbeat.interval.ms': 1000,
+  'broker.session.timeout.ms': BROKER_SESSION_TIMEOUT_MS,
+} as const;
+
 const nodeIds = Array.from({ length: CLUSTER_NODES }, (_, index) => index + 1);
 
 function properties(options: ClusterOptions, nodeId: number, logDir: string): string {
@@ -87,13 +98,7 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
     ...Object.entries(clusterReplication).map(([key, value]) => `${key}=${value}`),
     'auto.create.topics.enable=false',
     'group.initial.rebalance.delay.ms=0',
-    // How soon the controller fences a node that stopped heartbeating, and moves the leadership of its
-    // partitions (the group coordinators' too) to the two left: until then writes bound for it fail.
-    // Heartbeats every second and six missed (Kafka's defaults are 2 s and 9 s): a node that died costs
-    // its partitions about 6 s, within the 10 s a device's request waits for its reply, and a JVM pausing
-    // for a few seconds on a busy small machine is still not fenced.
-    'broker.heartbeat.interval.ms=1000',
-    `broker.session.timeout.ms=${BROKER_SESSION_TIMEOUT_MS}`,
+    ...Object.entries(clusterFailover).map(([key, value]) => `${key}=${value}`),
     '',
   ].join('\n');
 }
