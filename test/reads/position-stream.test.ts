@@ -182,3 +182,35 @@ test("a stream survives its gateway's restart: it reconnects with Last-Event-ID 
     await gateway.stop();
   }
 });
+
+test('only what is stored reaches a stream: a refused post, the refused positions of a batch and a resend of a stored one never appear', async () => {
+  const imei = uniqueImei();
+  const stream = await Stream.open(streamUrl(imei), auth);
+  const start = Date.now() - 300_000;
+  const at = (second: number) => new Date(start + second * 1000).toISOString();
+
+  expect((await postJson(`${stack.url}/fleet/api/v1/trip-location`, buildTrip({ imei, gpsTime: at(0), latitude: 91 }), auth)).status).toBe(
+    400,
+  );
+  const first = buildTrip({ imei, gpsTime: at(1) });
+  const firstId = await post(first);
+  const batch = await postJson(
+    `${stack.url}/fleet/api/v1/trip-location/batch`,
+    [
+      buildTrip({ imei, gpsTime: at(2), latitude: 91 }),
+      buildTrip({ imei, gpsTime: at(3) }),
+      buildTrip({ imei, gpsTime: at(4), speed: -1 }),
+    ],
+    auth,
+  );
+  expect(batch.body.data).toMatchObject({ accepted: 1, rejected: 2 });
+  const batchId = batch.body.data.items[1].id as number;
+  // The device sends its first position again: the same row answers, and nothing new is announced.
+  expect(await post(first)).toBe(firstId);
+  // A last position, so that everything before it has had its chance to arrive.
+  const lastId = await post(buildTrip({ imei, gpsTime: at(5) }));
+
+  await eventually(() => stream.ids().includes(lastId), 10_000, { what: 'the last position on the stream' });
+  expect(stream.ids()).toEqual([firstId, batchId, lastId]);
+  stream.close();
+});
