@@ -66,6 +66,7 @@ test('every scenario runs against the started stack and is answered without erro
     'Teltonika Codec 8, packets of 10 records',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
+    'scale-out: 4 gateways + 4 trip-writers, trip create JSON',
   ]);
   for (const scenario of report.scenarios) {
     expect(scenario.requestsPerSecond).toBeGreaterThan(0);
@@ -106,6 +107,9 @@ test('the peak memory of every service is read, and every target is reported', (
     'trip create / hello-world, against the last run before partitioning',
     'gateway peak RSS (MiB)',
     'scale-out 2+2 / 1+1 positions/s',
+    'scale-out 2+2 / 1+1 whole-system CPU per trip create',
+    'scale-out 4+4 / 1+1 positions/s',
+    'scale-out 4+4 / 1+1 whole-system CPU per trip create',
     'live stream: from the 200 to the event, p50 (ms)',
     'live stream: from the 200 to the event, p99 (ms)',
     'live stream: gateway CPU per delivered event (µs), beyond the create',
@@ -169,6 +173,11 @@ test('the capacity model is read from the CPU per position of the single and the
     [100_000, 1_000_000],
   ]);
   expect(markdownTable(report)).toContain('| 100 positions a request |');
+  // The plans extrapolate the costs measured with four gateways and four trip-writers.
+  const four = report.scenarios.find((scenario) => scenario.name === 'scale-out: 4 gateways + 4 trip-writers, trip create JSON')!;
+  expect(capacity.plannedFrom).toBe(four.name);
+  expect(capacity.scaledOut!.gateway).toBeCloseTo(1_000_000 / four.cpuMicrosPerRequest.gateway!, 6);
+  expect(markdownTable(report)).toContain('| one position a request, 4 gateways + 4 trip-writers |');
 });
 
 test('the reads of the volume are reported against their targets: last locations as a ratio to hello-world, history pages by their p99', () => {
@@ -211,6 +220,7 @@ test('the batch scenario counts the positions it stored, and is compared with si
     'Teltonika Codec 8, packets of 10 records',
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
+    'scale-out: 4 gateways + 4 trip-writers, trip create JSON',
   ]);
   const teltonika = report.scenarios.find((scenario) => scenario.name.startsWith('Teltonika'))!;
   expect(teltonika.positionsPerSecond).toBeCloseTo(teltonika.requestsPerSecond * 10, 6);
@@ -309,4 +319,17 @@ test('the scale-out posts trip creates through one gateway and trip-writer, then
     `Requests answered by each gateway, ${two.name}: gateway 1 ${two.requestsByGateway!['gateway 1']}, gateway 2 ${two.requestsByGateway!['gateway 2']}`,
   );
   expect(markdown).toContain(`CPU per request by process, µs, ${two.name}: gateway 1 ${Number(byProcess['gateway 1']!.toFixed(1))}, `);
+});
+
+test('the scale-out goes on to four gateways and four trip-writers, each answering and working, and holds each step to 1 + 1 in whole-system CPU per create', () => {
+  const one = report.scenarios.find((scenario) => scenario.name === 'scale-out: 1 gateway + 1 trip-writer, trip create JSON')!;
+  const four = report.scenarios.find((scenario) => scenario.name === 'scale-out: 4 gateways + 4 trip-writers, trip create JSON')!;
+  const labels = [1, 2, 3, 4].map((i) => `gateway ${i}`);
+  expect(Object.keys(four.requestsByGateway!)).toEqual(labels);
+  for (const count of Object.values(four.requestsByGateway!)) expect(count).toBeGreaterThan(0);
+  expect(Object.keys(four.cpuMicrosPerRequestByProcess!)).toEqual([...labels, ...[1, 2, 3, 4].map((i) => `trip-writer ${i}`)]);
+  const system = (scenario: typeof one) => scenario.cpuMicrosPerRequest.total - scenario.cpuMicrosPerRequest.loadGenerator!;
+  const cpu = report.targets.find((target) => target.what === 'scale-out 4+4 / 1+1 whole-system CPU per trip create')!;
+  expect(cpu.value).toBeCloseTo(system(four) / system(one), 10);
+  expect(cpu).toMatchObject({ target: '<= 1.3', met: cpu.value <= 1.3 });
 });

@@ -1,8 +1,10 @@
 // The capacity model: what one core of each part of the stack stores, from the CPU per position a run
 // measured, and what a fleet of a given size would need if those costs held as it grows. The per-core
-// figures are measured; the plans are a linear extrapolation of them.
+// figures are measured; the plans are a linear extrapolation of them, from the costs measured with the
+// most gateways and trip-writers the run ran (4 + 4), so that what each added instance costs is in them.
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './run-bench';
+import { SCALE_OUT_FOUR } from './scale-out';
 
 export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
 export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
@@ -31,6 +33,10 @@ export interface CapacityModel {
   batches: PerCore;
   /** Positions in each batch the batch figures were measured with. */
   batchPositions: number;
+  /** Per core, each position posted on its own through 4 gateways and 4 trip-writers; null when not run. */
+  scaledOut?: PerCore | null;
+  /** The scenario whose costs the plans extrapolate. */
+  plannedFrom?: string;
   /** Plans for fleets whose devices each post their positions one at a time. */
   plans: CapacityPlan[];
 }
@@ -81,12 +87,16 @@ export function capacityPlan(rate: number, singlePosts: PerCore, bytesPerPositio
 
 export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: number | undefined, batchPositions: number): CapacityModel {
   const single = scenarios.find((scenario) => scenario.name === 'trip create, JSON');
+  const fourAndFour = scenarios.find((scenario) => scenario.name === SCALE_OUT_FOUR);
   const batch = scenarios.find((scenario) => scenario.cpuMicrosPerPosition !== undefined);
   const singlePosts = perCore(single?.cpuMicrosPerRequest);
+  const scaledOut = fourAndFour ? perCore(fourAndFour.cpuMicrosPerRequest) : null;
   return {
     singlePosts,
     batches: perCore(batch?.cpuMicrosPerPosition),
     batchPositions,
-    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, singlePosts, bytesPerPosition)),
+    scaledOut,
+    plannedFrom: fourAndFour?.name ?? single?.name ?? 'trip create, JSON',
+    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, scaledOut ?? singlePosts, bytesPerPosition)),
   };
 }

@@ -61,8 +61,14 @@ export function capacityTable(capacity: CapacityModel): string[] {
     `|---|${CAPACITY_PARTS.map(() => '---:').join('|')}|`,
     `| one position a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.singlePosts[part])).join(' | ')} |`,
     `| ${capacity.batchPositions} positions a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.batches[part])).join(' | ')} |`,
+    ...(capacity.scaledOut
+      ? [
+          `| one position a request, 4 gateways + 4 trip-writers | ${CAPACITY_PARTS.map((part) => thousands(capacity.scaledOut![part])).join(' | ')} |`,
+        ]
+      : []),
     '',
-    `Extrapolated for devices each posting one position every ${REPORT_INTERVAL_S} s, parts planned ${PLANNED_UTILISATION * 100}% busy`,
+    `Extrapolated for devices each posting one position every ${REPORT_INTERVAL_S} s, parts planned ${PLANNED_UTILISATION * 100}% busy, ` +
+      `from the costs of "${capacity.plannedFrom ?? 'trip create, JSON'}"`,
     '',
     '| positions/s | devices | gateways | trip-writers | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

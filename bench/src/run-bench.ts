@@ -19,7 +19,7 @@ import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { quantileMs, teltonikaLoad } from './teltonika-load';
 import { followedDevices, LiveStreams, LIVE_STREAMS_SCENARIO, type StreamDelay } from './live-streams';
 import { capacityModel, type CapacityModel } from './capacity';
-import { pendingReplies, postsAnswered, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
+import { pendingReplies, postsAnswered, SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 import {
   addCpu,
   CPU_PARTS,
@@ -509,8 +509,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const jwtSecret = options.jwtSecret ?? randomBytes(32).toString('base64url');
   const startedAt = new Date().toISOString();
   const stopList: ChildProcess[] = [];
-  /** The scale-out's second gateway and trip-writer while they run. */
-  let scaleOut: ScaleOut | undefined;
+  /** The scale-out's added gateways and trip-writers while they run. */
+  const scaleOut: ScaleOut[] = [];
   const stopAll = async () => {
     await Promise.all(
       stopList.map(
@@ -699,27 +699,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       (...pids: Array<number | null | undefined>) =>
       () =>
         pids.filter((pid): pid is number => Boolean(pid));
-    // With the scale-out running, a part is both its processes, and each is also reported on its own.
-    const cpuOf = (server?: ChildProcess, twins?: ScaleOut): CpuOf => ({
-      sources: {
-        gateway: server ? pidsOf(server.pid) : pidsOf(services.gateway, twins?.gatewayPid),
-        'trip-writer': pidsOf(services['trip-writer'], twins?.tripWriterPid),
-        'group-writer': pidsOf(services['group-writer']),
-        broker: pidsOf(brokerPid),
-        postgres: local ? postgresPids : () => [],
-      },
-      server: server ? 'server' : 'gateway',
-      ...(twins && services.gateway && services['trip-writer']
-        ? {
-            processes: {
-              'gateway 1': services.gateway,
-              'gateway 2': twins.gatewayPid,
-              'trip-writer 1': services['trip-writer'],
-              'trip-writer 2': twins.tripWriterPid,
-            },
-          }
-        : {}),
-    });
+    // With the scale-out running, a part is all its processes, and each is also reported on its own.
+    const cpuOf = (server?: ChildProcess, twins: ScaleOut[] = []): CpuOf => {
+      const gateways = [services.gateway, ...twins.flatMap((twin) => twin.gatewayPids)];
+      const tripWriters = [services['trip-writer'], ...twins.flatMap((twin) => twin.tripWriterPids)];
+      return {
+        sources: {
+          gateway: server ? pidsOf(server.pid) : pidsOf(...gateways),
+          'trip-writer': pidsOf(...tripWriters),
+          'group-writer': pidsOf(services['group-writer']),
+          broker: pidsOf(brokerPid),
+          postgres: local ? postgresPids : () => [],
+        },
+        server: server ? 'server' : 'gateway',
+        ...(twins.length > 0 && services.gateway && services['trip-writer']
+          ? {
+              processes: Object.fromEntries([
+                ...gateways.map((pid, i) => [`gateway ${i + 1}`, pid!]),
+                ...tripWriters.map((pid, i) => [`trip-writer ${i + 1}`, pid!]),
+              ]),
+            }
+          : {}),
+      };
+    };
 
     // The hello-world server stays warm between its runs; only its first run needs the warm-up.
     const measureHello = (first: boolean) =>
@@ -815,38 +817,44 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
 
     // Scale-out: the same trip creates through one gateway and one trip-writer, then through two of each
-    // in one consumer group, the connections split evenly over the two gateways. 1 + 1 is measured
-    // afresh just before 2 + 2 rather than taken from the trip create scenario above, so that the host
-    // has least time to drift between the two. Only a stack started here has processes to copy.
+    // in one consumer group, then four, the connections split evenly over the gateways. 1 + 1 is
+    // measured afresh just before 2 + 2 rather than taken from the trip create scenario above, so that
+    // the host has least time to drift between them. Only a stack started here has processes to copy.
     if (services.gateway && services['trip-writer']) {
       const creates: LoadRequest = { ...tripCreateJson, positions: 1 };
       await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf());
-      process.stderr.write('bench: starting a second gateway and a second trip-writer\n');
-      const gatewayPort = await freePort();
-      let metricsPort = await freePort();
-      while (metricsPort === gatewayPort) metricsPort = await freePort();
-      scaleOut = await startScaleOut({
-        gatewayPid: services.gateway,
-        tripWriterPid: services['trip-writer'],
-        gatewayUrl,
-        ports: [gatewayPort, metricsPort],
-        create: async (url) => {
-          const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
-            method: 'POST',
-            headers: { ...bearer(), ...json },
-            body: JSON.stringify(uniqueTrip()),
-          });
-          await response.arrayBuffer();
-          return response.status;
-        },
-      });
-      const [first, second] = [gatewayUrl, scaleOut.gatewayUrl];
-      await runScenario(SCALE_OUT_TWO, [first, second], creates, cpuOf(undefined, scaleOut), {
-        'gateway 1': () => postsAnswered(first),
-        'gateway 2': () => postsAnswered(second),
-      });
-      await scaleOut.stop();
-      scaleOut = undefined;
+      const gatewayUrls = [gatewayUrl];
+      for (const [name, added] of [
+        [SCALE_OUT_TWO, 1],
+        [SCALE_OUT_FOUR, 2],
+      ] as const) {
+        process.stderr.write(`bench: starting ${added} more gateway(s) and trip-writer(s)\n`);
+        const ports: number[] = [];
+        while (ports.length < 2 * added) {
+          const port = await freePort();
+          if (!ports.includes(port)) ports.push(port);
+        }
+        const twins = await startScaleOut({
+          gatewayPid: services.gateway,
+          tripWriterPid: services['trip-writer'],
+          gatewayUrls,
+          ports,
+          create: async (url) => {
+            const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
+              method: 'POST',
+              headers: { ...bearer(), ...json },
+              body: JSON.stringify(uniqueTrip()),
+            });
+            await response.arrayBuffer();
+            return response.status;
+          },
+        });
+        scaleOut.push(twins);
+        gatewayUrls.push(...twins.gatewayUrls);
+        const answeredBy = Object.fromEntries(gatewayUrls.map((url, i) => [`gateway ${i + 1}`, () => postsAnswered(url)]));
+        await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, scaleOut), answeredBy);
+      }
+      for (const twins of scaleOut.splice(0)) await twins.stop();
     }
     const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
     const helloMean = { requestsPerSecond: mean((run) => run.requestsPerSecond), p99Ms: Math.round(mean((run) => run.p99Ms)) };
@@ -896,8 +904,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       capacity: capacityModel(scenarios, volume.bytesPerPosition, BATCH_POSITIONS),
     };
   } finally {
-    // The second gateway and trip-writer first: the trip-writer leaves its group while the broker runs.
-    await scaleOut?.stop();
+    // The added gateways and trip-writers first: the trip-writers leave their group while the broker runs.
+    for (const twins of scaleOut) await twins.stop();
     await stopAll();
   }
 }

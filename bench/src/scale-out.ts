@@ -1,5 +1,6 @@
-// The scale-out scenario's extra processes: a second gateway and a second trip-writer beside the ones the
-// launcher started, and the wait until both carry their share of the work.
+// The scale-out scenario's extra processes: more gateways and trip-writers beside the ones the launcher
+// started (one more of each for 2 + 2, two more again for 4 + 4), and the wait until all carry their
+// share of the work.
 //
 // Each is a twin of the launcher's own process: the same command line (Node.js's flags, those of
 // STACK_NODE_ARGS, the built entry point) and the same environment, read back from /proc, with only its
@@ -12,6 +13,7 @@ import { readFileSync } from 'node:fs';
 /** The scale-out scenario's two measurements, one right after the other, in the bench's table. */
 export const SCALE_OUT_ONE = 'scale-out: 1 gateway + 1 trip-writer, trip create JSON';
 export const SCALE_OUT_TWO = 'scale-out: 2 gateways + 2 trip-writers, trip create JSON';
+export const SCALE_OUT_FOUR = 'scale-out: 4 gateways + 4 trip-writers, trip create JSON';
 
 /** A /proc file of NUL-terminated strings (cmdline, environ), as its strings. */
 export function nulSeparated(text: string): string[] {
@@ -94,11 +96,11 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 const CREATES_PER_ROUND = 10;
 
 export interface ScaleOut {
-  /** The second gateway. */
-  gatewayUrl: string;
-  gatewayPid: number;
-  tripWriterPid: number;
-  /** Stops both and waits for their exit; a no-op once they are gone. */
+  /** The gateways added. */
+  gatewayUrls: string[];
+  gatewayPids: number[];
+  tripWriterPids: number[];
+  /** Stops them all and waits for their exit; a no-op once they are gone. */
   stop(): Promise<void>;
 }
 
@@ -106,10 +108,10 @@ export interface ScaleOutOptions {
   /** The processes the launcher started, to copy. */
   gatewayPid: number;
   tripWriterPid: number;
-  /** The first gateway. */
-  gatewayUrl: string;
-  /** Two ports free on this machine: the second gateway's and the second trip-writer's metrics. */
-  ports: [number, number];
+  /** The gateways already serving. */
+  gatewayUrls: string[];
+  /** Free ports on this machine, two for each twin pair: its gateway's and its trip-writer's metrics. */
+  ports: number[];
   /** Posts one trip create through a gateway and answers its status. */
   create: (gatewayUrl: string) => Promise<number>;
 }
@@ -123,45 +125,50 @@ function stopProcess(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts the second gateway and trip-writer and returns once both serve: the gateway is ready, and trip
- * creates posted through both gateways have been stored by the second trip-writer too, which it does
- * only once the consumer group has rebalanced and handed it its share of the partitions (the first
- * keeps the rest, in the same generation). Every create posted meanwhile must be answered 200.
+ * Starts a gateway and a trip-writer for each two ports given, and returns once all serve: the gateways
+ * are ready, and trip creates posted through every gateway have been stored by each new trip-writer
+ * too, which it does only once the consumer group has rebalanced and handed it its share of the
+ * partitions. Every create posted meanwhile must be answered 200.
  */
 export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut> {
-  const [gatewayPort, metricsPort] = options.ports;
-  const gateway = startTwin(options.gatewayPid, { PORT: String(gatewayPort) });
-  const tripWriter = startTwin(options.tripWriterPid, { METRICS_PORT: String(metricsPort) });
-  const children = [gateway, tripWriter];
+  const pairs = Array.from({ length: options.ports.length / 2 }, (_, i) => [options.ports[2 * i]!, options.ports[2 * i + 1]!] as const);
+  const gateways = pairs.map(([gatewayPort]) => startTwin(options.gatewayPid, { PORT: String(gatewayPort) }));
+  const tripWriters = pairs.map(([, metricsPort]) => startTwin(options.tripWriterPid, { METRICS_PORT: String(metricsPort) }));
+  const children = [...gateways, ...tripWriters];
   const stop = () => Promise.all(children.map(stopProcess)).then(() => undefined);
   try {
-    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    // Neither port listens at first: a refused connection is "not yet".
-    const ready = () =>
-      fetch(`${gatewayUrl}/readyz`).then(
+    const gatewayUrls = pairs.map(([gatewayPort]) => `http://127.0.0.1:${gatewayPort}`);
+    // No port listens at first: a refused connection is "not yet".
+    const ready = (url: string) =>
+      fetch(`${url}/readyz`).then(
         (response) => response.ok,
         () => false,
       );
-    await waitFor('the second gateway to be ready', ready, children, READY_TIMEOUT_MS);
-    const stored = () =>
+    await waitFor(
+      'the new gateways to be ready',
+      async () => (await Promise.all(gatewayUrls.map(ready))).every(Boolean),
+      children,
+      READY_TIMEOUT_MS,
+    );
+    const stored = (metricsPort: number) =>
       fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
         async (response) => (response.ok ? sampleSum(await response.text(), 'fleet_writer_rows_inserted_total') : 0),
         () => 0,
       );
     await waitFor(
-      'the second trip-writer to store positions',
+      'the new trip-writers to store positions',
       async () => {
         const statuses = await Promise.all(
-          [options.gatewayUrl, gatewayUrl].flatMap((url) => Array.from({ length: CREATES_PER_ROUND }, () => options.create(url))),
+          [...options.gatewayUrls, ...gatewayUrls].flatMap((url) => Array.from({ length: CREATES_PER_ROUND }, () => options.create(url))),
         );
         const refused = statuses.filter((status) => status !== 200);
         if (refused.length > 0) throw new Error(`trip creates answered ${refused.join(', ')} while the group rebalanced`);
-        return (await stored()) > 0;
+        return (await Promise.all(pairs.map(([, metricsPort]) => stored(metricsPort)))).every((count) => count > 0);
       },
       children,
       REBALANCE_TIMEOUT_MS,
     );
-    return { gatewayUrl, gatewayPid: gateway.pid!, tripWriterPid: tripWriter.pid!, stop };
+    return { gatewayUrls, gatewayPids: gateways.map((child) => child.pid!), tripWriterPids: tripWriters.map((child) => child.pid!), stop };
   } catch (error) {
     await stop();
     throw error;

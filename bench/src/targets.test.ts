@@ -100,3 +100,31 @@ test("the live streams' figures are reported against no goal, the CPU per event 
     { what: 'live stream: gateway CPU per delivered event (µs), beyond the create', value: 230 - 200, target: 'none set', met: null },
   ]);
 });
+
+test('the scale-out steps are held to 1 + 1 in whole-system CPU per create, the load generator left out', () => {
+  // 200 µs a create in the stack and the broker, 100 in the load generator, whatever the step.
+  const step = (name: string, system: number, load = 100) =>
+    scenario(name, 0.2, { cpuMicrosPerRequest: { ...cpu(system), loadGenerator: load, total: system + load } });
+  const verdict = (two: number, four: number) =>
+    Object.fromEntries(
+      benchTargets({
+        scenarios: [
+          ...run(),
+          step('scale-out: 1 gateway + 1 trip-writer, trip create JSON', 200),
+          step('scale-out: 2 gateways + 2 trip-writers, trip create JSON', two, 500),
+          step('scale-out: 4 gateways + 4 trip-writers, trip create JSON', four, 900),
+        ],
+        gatewayRssMiB: null,
+      })
+        .filter((t) => t.what.includes('whole-system CPU'))
+        .map((t) => [t.what, t.met]),
+    );
+  expect(verdict(230, 260)).toEqual({
+    'scale-out 2+2 / 1+1 whole-system CPU per trip create': true,
+    'scale-out 4+4 / 1+1 whole-system CPU per trip create': true,
+  });
+  expect(verdict(231, 261)).toEqual({
+    'scale-out 2+2 / 1+1 whole-system CPU per trip create': false,
+    'scale-out 4+4 / 1+1 whole-system CPU per trip create': false,
+  });
+});
