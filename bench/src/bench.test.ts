@@ -173,9 +173,9 @@ test('the capacity model is read from the CPU per position of the single and the
     [100_000, 1_000_000],
   ]);
   expect(markdownTable(report)).toContain('| 100 positions a request |');
-  // The plans extrapolate the costs measured with four gateways and four trip-writers.
+  // The costs measured through four gateways and four trip-writers are shown beside them.
   const four = report.scenarios.find((scenario) => scenario.name === 'scale-out: 4 gateways + 4 trip-writers, trip create JSON')!;
-  expect(capacity.plannedFrom).toBe(four.name);
+  expect(capacity.plannedFrom).toBe('trip create, JSON');
   expect(capacity.scaledOut!.gateway).toBeCloseTo(1_000_000 / four.cpuMicrosPerRequest.gateway!, 6);
   expect(markdownTable(report)).toContain('| one position a request, 4 gateways + 4 trip-writers |');
 });

@@ -58,7 +58,7 @@ test('a part the run did not measure needs no process of its own beyond one, and
   expect(plan).toMatchObject({ gateways: 1, tripWriters: 1, brokerCores: 1, postgresCores: 1, storageGiBPerDay: null });
 });
 
-test("with 4 + 4 measured, the plans extrapolate its costs, each added instance's included, and say so", () => {
+test('with 4 + 4 measured, its per-core figures are shown, and the plans still extrapolate the costs of one of each', () => {
   const model = capacityModel(
     [
       scenario('trip create, JSON', { gateway: 500, 'trip-writer': 250, broker: 1000, postgres: 100 }),
@@ -74,6 +74,6 @@ test("with 4 + 4 measured, the plans extrapolate its costs, each added instance'
   );
   expect(model.singlePosts.gateway).toBe(2000);
   expect(model.scaledOut).toEqual({ gateway: 1000, 'trip-writer': 2000, broker: 1000, postgres: 10_000 });
-  expect(model.plannedFrom).toBe('scale-out: 4 gateways + 4 trip-writers, trip create JSON');
-  expect(model.plans[1]).toEqual(capacityPlan(10_000, model.scaledOut!, 200));
+  expect(model.plannedFrom).toBe('trip create, JSON');
+  expect(model.plans[1]).toEqual(capacityPlan(10_000, model.singlePosts, 200));
 });

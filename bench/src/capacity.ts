@@ -1,7 +1,9 @@
 // The capacity model: what one core of each part of the stack stores, from the CPU per position a run
 // measured, and what a fleet of a given size would need if those costs held as it grows. The per-core
-// figures are measured; the plans are a linear extrapolation of them, from the costs measured with the
-// most gateways and trip-writers the run ran (4 + 4), so that what each added instance costs is in them.
+// figures are measured; the plans are a linear extrapolation of them. The costs measured through 4
+// gateways and 4 trip-writers are shown beside them, but the plans are not drawn from them: on a host
+// with fewer cores than processes those costs are of processes taking turns on a core, not of
+// instances each on a core of its own, which is what a plan deploys.
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './run-bench';
 import { SCALE_OUT_FOUR } from './scale-out';
@@ -96,7 +98,7 @@ export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: num
     batches: perCore(batch?.cpuMicrosPerPosition),
     batchPositions,
     scaledOut,
-    plannedFrom: fourAndFour?.name ?? single?.name ?? 'trip create, JSON',
-    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, scaledOut ?? singlePosts, bytesPerPosition)),
+    plannedFrom: single?.name ?? 'trip create, JSON',
+    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, singlePosts, bytesPerPosition)),
   };
 }
