@@ -119,4 +119,37 @@ describe('BatchingPublisher', () => {
     expect(sent.at(-1)).toEqual(['stalled-2']);
     expect(outcomes).toEqual([['live-1'], ['live-2'], ['stalled-1']]);
   });
+
+  it('past sendTimeoutMs fails the batch, then fails what follows at once until the client has finished that produce, and then sends again', async () => {
+    const sent: string[][] = [];
+    let finishFirst: () => void = () => undefined;
+    const outcomes: Array<{ ids: string[]; failed: boolean }> = [];
+    const publisher = new BatchingPublisher({
+      send: async (topicMessages) => {
+        const ids = topicMessages.flatMap((group) => group.messages.map((message) => String(message.value)));
+        sent.push(ids);
+        if (sent.length === 1) await new Promise<void>((resolve) => (finishFirst = resolve));
+      },
+      maxBatchSize: 100,
+      lingerMs: 0,
+      sendTimeoutMs: 2000,
+      onSent: (batch, _seconds, error) => outcomes.push({ ids: batch.map((c) => c.correlationId), failed: error !== undefined }),
+    });
+    publisher.publish(command('t', 'slow'));
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(outcomes).toEqual([{ ids: ['slow'], failed: true }]);
+
+    publisher.publish(command('t', 'meanwhile'));
+    await jest.advanceTimersByTimeAsync(10);
+    // Not sent: the first produce may still reach the partition, and a second in flight beside it could not.
+    expect(sent).toEqual([['slow']]);
+    expect(outcomes.at(-1)).toEqual({ ids: ['meanwhile'], failed: true });
+
+    finishFirst();
+    await jest.advanceTimersByTimeAsync(10);
+    publisher.publish(command('t', 'after'));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(sent).toEqual([['slow'], ['after']]);
+    expect(outcomes.at(-1)).toEqual({ ids: ['after'], failed: false });
+  });
 });

@@ -28,6 +28,13 @@ export interface BatchingPublisherOptions {
    * busy gateway sends few large record batches rather than many small ones. 0 sends at once.
    */
   lingerMs: number;
+  /**
+   * How long a produce may take before its commands are answered as failed. The client may still be
+   * sending it: until it has finished, the lane sends nothing more and fails what it is given at once,
+   * so that two produces are never in flight to one partition (after a failure, the broker would take
+   * the second's sequence numbers as out of order and refuse the producer for good). Unset, no limit.
+   */
+  sendTimeoutMs?: number;
   /** Told of each batch sent: its commands, seconds taken, and the error when it failed. */
   onSent: (batch: OutgoingCommand[], seconds: number, error?: unknown) => void;
   /**
@@ -55,6 +62,8 @@ export function byTopic(batch: readonly OutgoingCommand[]): TopicMessages[] {
 class Lane {
   private queue: OutgoingCommand[] = [];
   private flushing = false;
+  /** A produce given up on at sendTimeoutMs that the client is still sending. */
+  private unsettled: Promise<void> | undefined;
 
   constructor(private readonly options: BatchingPublisherOptions) {}
 
@@ -100,12 +109,38 @@ class Lane {
   private async sendBatch(batch: OutgoingCommand[]): Promise<void> {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    if (this.unsettled) {
+      this.options.onSent(batch, 0, new Error('the broker has not yet answered the last produce to it'));
+      return;
+    }
+    const sending = this.options.send(byTopic(batch));
     try {
-      await this.options.send(byTopic(batch));
+      await this.withinTimeout(sending);
       this.options.onSent(batch, seconds());
     } catch (error) {
       this.options.onSent(batch, seconds(), error);
     }
+  }
+
+  /** Resolves as `sending` does, or rejects at sendTimeoutMs, leaving the lane closed until it settles. */
+  private withinTimeout(sending: Promise<void>): Promise<void> {
+    const { sendTimeoutMs } = this.options;
+    if (sendTimeoutMs === undefined) return sending;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const settled = sending.then(
+          () => undefined,
+          () => undefined,
+        );
+        this.unsettled = settled;
+        void settled.then(() => {
+          if (this.unsettled === settled) this.unsettled = undefined;
+        });
+        reject(new Error(`Operation timed out after ${sendTimeoutMs}ms`));
+      }, sendTimeoutMs);
+    });
+    return Promise.race([sending, timedOut]).finally(() => clearTimeout(timer));
   }
 }
 

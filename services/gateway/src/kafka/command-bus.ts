@@ -128,8 +128,9 @@ export class CommandBus {
     });
     this.publisher = new BatchingPublisher({
       send: async (topicMessages) => {
-        await deadline.execute(() => this.producer.sendBatch(topicMessages));
+        await this.producer.sendBatch(topicMessages);
       },
+      sendTimeoutMs: options.publishTimeoutMs,
       maxBatchSize: MAX_BATCH_SIZE,
       lingerMs: options.lingerMs,
       leaderOf: (command) => this.leaderOf(command),
