@@ -734,15 +734,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       );
     const helloRuns: Measured[] = [await measureHello(true)];
     const measured: ScenarioResult[] = [];
-    /** Measures a scenario and the hello-world run after it, the one before being the last already run. */
-    const runScenario = async (
-      name: string,
-      url: string | string[],
-      request: LoadRequest,
-      sources: CpuOf,
-      gateways?: Record<string, () => Promise<number>>,
-    ) => {
-      const result = await measure(name, url, request, options, sources, gateways);
+    /**
+     * Records a measured scenario with the hello-world run after it, the one before being the last
+     * already run; `positions` is what each of its requests carries.
+     */
+    const record = async (result: Measured, positions?: number) => {
       const before = helloRuns.at(-1)!;
       const after = await measureHello(false);
       helloRuns.push(after);
@@ -755,9 +751,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ...figures,
         baseline,
         ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond),
-        ...cpuPerRequest({ cpu, answered, cpuByProcess }, request.positions),
+        ...cpuPerRequest({ cpu, answered, cpuByProcess }, positions),
       });
     };
+    /** Measures a scenario and records it. */
+    const runScenario = async (
+      name: string,
+      url: string | string[],
+      request: LoadRequest,
+      sources: CpuOf,
+      gateways?: Record<string, () => Promise<number>>,
+    ) => record(await measure(name, url, request, options, sources, gateways), request.positions);
     for (const { name, url, request } of scenarioLoads) {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
     }
@@ -799,21 +803,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (teltonikaPort !== undefined && services.teltonika) {
       const listenerCpu: CpuOf = { ...cpuOf(), sources: { ...cpuOf().sources, gateway: pidsOf(services.teltonika) } };
       const register = () => registerBenchDevices(gatewayUrl!, bearer, options.connections);
-      const result = await measureTeltonika(teltonikaPort, register, options, listenerCpu);
-      const before = helloRuns.at(-1)!;
-      const after = await measureHello(false);
-      helloRuns.push(after);
-      const baseline = {
-        requestsPerSecond: (before.requestsPerSecond + after.requestsPerSecond) / 2,
-        p99Ms: (before.p99Ms + after.p99Ms) / 2,
-      };
-      const { cpu, answered, ...figures } = result;
-      measured.push({
-        ...figures,
-        baseline,
-        ratio: ratioTo(result.requestsPerSecond, baseline.requestsPerSecond),
-        ...cpuPerRequest({ cpu, answered }, TELTONIKA_RECORDS_PER_PACKET),
-      });
+      await record(await measureTeltonika(teltonikaPort, register, options, listenerCpu), TELTONIKA_RECORDS_PER_PACKET);
     }
 
     // Scale-out: the same trip creates through one gateway and one trip-writer, then through two of each

@@ -24,6 +24,8 @@ const atMost = (what: string, value: number, goal: number, unit = ''): Target =>
   target: `<= ${goal}${unit}`,
   met: value <= goal,
 });
+/** A figure reported against no goal. */
+const reported = (what: string, value: number): Target => ({ what, value, target: 'none set', met: null });
 const atLeast = (what: string, value: number, goal: number, unit = ''): Target => ({
   what,
   value,
@@ -49,6 +51,14 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
   const scaleOutFour = scenarios.find((scenario) => scenario.name === SCALE_OUT_FOUR);
   /** What a create costs the whole system: every process of the stack, the broker and PostgreSQL, not the load generator. */
   const systemCpu = (scenario: ScenarioResult) => scenario.cpuMicrosPerRequest.total - (scenario.cpuMicrosPerRequest.loadGenerator ?? 0);
+  /** A scale-out step against 1 + 1: its positions a second, reported, and its whole-system CPU per create against `cpuGoal`. */
+  const scaleOutStep = (label: string, step: ScenarioResult | undefined, cpuGoal: number): Target[] =>
+    scaleOutOne && step
+      ? [
+          reported(`scale-out ${label} / 1+1 positions/s`, ratioTo(step.positionsPerSecond ?? 0, scaleOutOne.positionsPerSecond ?? 0)),
+          atMost(`scale-out ${label} / 1+1 whole-system CPU per trip create`, ratioTo(systemCpu(step), systemCpu(scaleOutOne)), cpuGoal),
+        ]
+      : [];
   const live = scenarios.find((scenario) => scenario.name === LIVE_STREAMS_SCENARIO);
   const gatewayCpu = ratioTo(trip.cpuMicrosPerRequest.gateway ?? 0, hello.cpuMicrosPerRequest.gateway ?? 0);
 
@@ -82,40 +92,18 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
       ? [atLeast('trip create / hello-world, against the last run before partitioning', trip.ratio / tripCreateBefore.ratio, 1)]
       : []),
     ...(gatewayRssMiB === null ? [] : [atMost('gateway peak RSS (MiB)', gatewayRssMiB, 160)]),
-    ...(scaleOutOne && scaleOutTwo
-      ? [
-          {
-            what: 'scale-out 2+2 / 1+1 positions/s',
-            value: ratioTo(scaleOutTwo.positionsPerSecond ?? 0, scaleOutOne.positionsPerSecond ?? 0),
-            target: 'none set',
-            met: null,
-          },
-          atMost('scale-out 2+2 / 1+1 whole-system CPU per trip create', ratioTo(systemCpu(scaleOutTwo), systemCpu(scaleOutOne)), 1.15),
-        ]
-      : []),
-    ...(scaleOutOne && scaleOutFour
-      ? [
-          {
-            what: 'scale-out 4+4 / 1+1 positions/s',
-            value: ratioTo(scaleOutFour.positionsPerSecond ?? 0, scaleOutOne.positionsPerSecond ?? 0),
-            target: 'none set',
-            met: null,
-          },
-          atMost('scale-out 4+4 / 1+1 whole-system CPU per trip create', ratioTo(systemCpu(scaleOutFour), systemCpu(scaleOutOne)), 1.3),
-        ]
-      : []),
+    ...scaleOutStep('2+2', scaleOutTwo, 1.15),
+    ...scaleOutStep('4+4', scaleOutFour, 1.3),
     // Reported, against no goal: how soon a fleet app sees a committed position, and what delivering it
     // costs the gateway beyond the create itself (every followed create is one event on one stream).
     ...(live?.streamDelay
       ? [
-          { what: 'live stream: from the 200 to the event, p50 (ms)', value: live.streamDelay.p50Ms, target: 'none set', met: null },
-          { what: 'live stream: from the 200 to the event, p99 (ms)', value: live.streamDelay.p99Ms, target: 'none set', met: null },
-          {
-            what: 'live stream: gateway CPU per delivered event (µs), beyond the create',
-            value: (live.cpuMicrosPerRequest.gateway ?? 0) - (trip.cpuMicrosPerRequest.gateway ?? 0),
-            target: 'none set',
-            met: null,
-          },
+          reported('live stream: from the 200 to the event, p50 (ms)', live.streamDelay.p50Ms),
+          reported('live stream: from the 200 to the event, p99 (ms)', live.streamDelay.p99Ms),
+          reported(
+            'live stream: gateway CPU per delivered event (µs), beyond the create',
+            (live.cpuMicrosPerRequest.gateway ?? 0) - (trip.cpuMicrosPerRequest.gateway ?? 0),
+          ),
         ]
       : []),
   ];

@@ -24,6 +24,7 @@ import {
   BROKER_SESSION_TIMEOUT_MS,
   CLUSTER_NODES,
   localKafkaCluster,
+  type ClusterNode,
   type LocalKafkaCluster,
 } from '../../deploy/local/src/kafka-cluster';
 import { closeDb } from '../support/harness';
@@ -92,6 +93,16 @@ afterAll(async () => {
 
 const topicsOfStack = () =>
   ['trip-locations', 'vehicle-groups', 'replies', 'dead-letter', 'positions'].map((name) => `${stack.prefix}.${name}`);
+
+const nodeOf = (nodeId: number): ClusterNode => cluster.nodes.find((node) => node.nodeId === nodeId)!;
+
+/** SIGKILLs a node and starts it again on its data once the fault's time is up, `whileGone` just before. */
+async function killForTheFault(node: ClusterNode, whileGone: () => void = () => undefined): Promise<void> {
+  node.signal('SIGKILL');
+  await sleep(FAULT_MS);
+  whileGone();
+  await cluster.up();
+}
 
 /** The node leading the most partitions of the trip-location topic. */
 async function busiestLeader(): Promise<number> {
@@ -175,12 +186,7 @@ async function expectWholeAgain(): Promise<void> {
 
 test('the node leading the most trip-location partitions is SIGKILLed and started again 20 s later: writes stall until it is fenced, then go on through the other two: never longer than the broker session, a request timeout and a reply timeout', async () => {
   const leader = await busiestLeader();
-  const killed = cluster.nodes.find((candidate) => candidate.nodeId === leader)!;
-  const run = await underLoad(async () => {
-    killed.signal('SIGKILL');
-    await sleep(FAULT_MS);
-    await cluster.up();
-  });
+  const run = await underLoad(() => killForTheFault(nodeOf(leader)));
   const figures = await audit(`Kafka node ${leader} of 3 (leading the most partitions) SIGKILL, started again 20 s later`, run.posts);
   printFigures(figures, { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtKill: inFlightAt(run.posts, run.faultAt) });
 
@@ -190,8 +196,7 @@ test('the node leading the most trip-location partitions is SIGKILLed and starte
 }, 600_000);
 
 test('the node leading the most partitions frozen with SIGSTOP for 20 s, then SIGCONT: every answer a 200 or a JSON 503, nothing lost or doubled, writes flowing again once it runs', async () => {
-  const leader = await busiestLeader();
-  const frozen = cluster.nodes.find((candidate) => candidate.nodeId === leader)!;
+  const frozen = nodeOf(await busiestLeader());
   const run = await underLoad(async () => {
     frozen.signal('SIGSTOP');
     await sleep(FAULT_MS);
@@ -207,15 +212,13 @@ test('the node leading the most partitions frozen with SIGSTOP for 20 s, then SI
 test('the active KRaft controller is SIGKILLed and started again 20 s later: another takes over, writes never stall longer than for a killed leader, nothing lost or doubled', async () => {
   const controller = activeController(dataDir);
   expect(controller).toBeDefined();
-  const killed = cluster.nodes.find((candidate) => candidate.nodeId === controller)!;
   let successor: number | undefined;
-  const run = await underLoad(async () => {
-    killed.signal('SIGKILL');
-    await sleep(FAULT_MS);
-    // The two left elected one of them while it was gone.
-    successor = activeController(dataDir);
-    await cluster.up();
-  });
+  const run = await underLoad(() =>
+    killForTheFault(nodeOf(controller!), () => {
+      // The two left elected one of them while it was gone.
+      successor = activeController(dataDir);
+    }),
+  );
   const figures = await audit(`Kafka node ${controller} of 3 (the active controller) SIGKILL, started again 20 s later`, run.posts);
   printFigures(figures, {
     longestGapMs: run.gapMs,

@@ -92,6 +92,7 @@ describe('BatchingPublisher', () => {
     const sent: string[][] = [];
     const held: Array<() => void> = [];
     const outcomes: string[][] = [];
+    const leaders: Array<number | undefined> = [];
     const publisher = new BatchingPublisher({
       send: async (topicMessages) => {
         const ids = topicMessages.flatMap((group) => group.messages.map((message) => String(message.value)));
@@ -100,7 +101,10 @@ describe('BatchingPublisher', () => {
       },
       maxBatchSize: 100,
       lingerMs: 0,
-      onSent: (batch) => outcomes.push(batch.map((c) => c.correlationId)),
+      onSent: (batch, _seconds, _error, leader) => {
+        outcomes.push(batch.map((c) => c.correlationId));
+        leaders.push(leader);
+      },
       leaderOf: (command) => (command.correlationId.startsWith('stalled') ? 1 : 2),
     });
     publisher.publish(command('t', 'stalled-1'));
@@ -118,6 +122,8 @@ describe('BatchingPublisher', () => {
     await jest.runAllTimersAsync();
     expect(sent.at(-1)).toEqual(['stalled-2']);
     expect(outcomes).toEqual([['live-1'], ['live-2'], ['stalled-1']]);
+    // Each outcome names the leader its lane sends to.
+    expect(leaders).toEqual([2, 2, 1]);
   });
 
   it('past sendTimeoutMs fails the batch, then fails what follows at once until the client has finished that produce, and then sends again', async () => {

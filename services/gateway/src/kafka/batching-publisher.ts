@@ -35,8 +35,8 @@ export interface BatchingPublisherOptions {
    * the second's sequence numbers as out of order and refuse the producer for good). Unset, no limit.
    */
   sendTimeoutMs?: number;
-  /** Told of each batch sent: its commands, seconds taken, and the error when it failed. */
-  onSent: (batch: OutgoingCommand[], seconds: number, error?: unknown) => void;
+  /** Told of each batch sent: its commands, seconds taken, the error when it failed, and the leader it was for. */
+  onSent: (batch: OutgoingCommand[], seconds: number, error: unknown, leader: number | undefined) => void;
   /**
    * The broker a command's partition is led by, as far as known. Each leader's commands are batched and
    * sent apart from the others', side by side.
@@ -65,7 +65,11 @@ class Lane {
   /** A produce given up on at sendTimeoutMs that the client is still sending. */
   private unsettled: Promise<void> | undefined;
 
-  constructor(private readonly options: BatchingPublisherOptions) {}
+  constructor(
+    private readonly options: BatchingPublisherOptions,
+    /** The leader its commands are bound for, as leaderOf said; undefined when unknown or not asked. */
+    private readonly leader: number | undefined,
+  ) {}
 
   /** Commands arriving in the same turn of the event loop, or while a produce is in flight, share a batch. */
   publish(command: OutgoingCommand): void {
@@ -110,15 +114,15 @@ class Lane {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     if (this.unsettled) {
-      this.options.onSent(batch, 0, new Error('the broker has not yet answered the last produce to it'));
+      this.options.onSent(batch, 0, new Error('the broker has not yet answered the last produce to it'), this.leader);
       return;
     }
     const sending = this.options.send(byTopic(batch));
     try {
       await this.withinTimeout(sending);
-      this.options.onSent(batch, seconds());
+      this.options.onSent(batch, seconds(), undefined, this.leader);
     } catch (error) {
-      this.options.onSent(batch, seconds(), error);
+      this.options.onSent(batch, seconds(), error, this.leader);
     }
   }
 
@@ -154,7 +158,7 @@ export class BatchingPublisher {
     const leader = this.options.leaderOf?.(command);
     let lane = this.lanes.get(leader);
     if (!lane) {
-      lane = new Lane(this.options);
+      lane = new Lane(this.options, leader);
       this.lanes.set(leader, lane);
     }
     lane.publish(command);

@@ -100,8 +100,8 @@ export class CommandBus {
   private readonly probe: ReplyPathProbe;
   private readonly partitions = new ReplyPartitions();
   private readonly layout = new TopicLayout();
-  /** Brokers a produce to failed while others took theirs, since when: replies are not sent their way. */
-  private readonly failingLeaders = new Map<number, number>();
+  /** Brokers whose last produce failed while on a cluster: replies are not sent their way. */
+  private readonly failingLeaders = new Set<number>();
   private leadersAskedAt = 0;
   /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
   private readonly tag = randomBytes(4).toString('hex');
@@ -134,9 +134,8 @@ export class CommandBus {
       maxBatchSize: MAX_BATCH_SIZE,
       lingerMs: options.lingerMs,
       leaderOf: (command) => this.leaderOf(command),
-      onSent: (batch, seconds, error) => {
+      onSent: (batch, seconds, error, leader) => {
         options.onPublish?.(batch.length, seconds, error === undefined);
-        const leader = this.leaderOf(batch[0]!);
         if (error === undefined) {
           if (leader !== undefined) this.failingLeaders.delete(leader);
           return this.health.markUp();
@@ -151,7 +150,7 @@ export class CommandBus {
               'a Kafka broker refused or timed out a produce; its partitions answer 503 until their leaders move',
             );
           }
-          this.failingLeaders.set(leader, Date.now());
+          this.failingLeaders.add(leader);
           this.askLeaders();
           this.health.checkSoon();
         } else {
