@@ -38,6 +38,8 @@ interface Observer {
 export interface GatewayMetricsOptions {
   /** Commands waiting for a writer's reply; read at each scrape. */
   pendingReplies: () => number;
+  /** Commands accepted and not yet handed to the Kafka producer; read at each scrape. */
+  unsentCommands: () => number;
 }
 
 export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMetrics {
@@ -83,6 +85,14 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registers: [registry],
     collect() {
       this.set(options.pendingReplies());
+    },
+  });
+  new Gauge({
+    name: 'fleet_kafka_unsent_commands',
+    help: 'Commands accepted and not yet handed to the Kafka producer: gathering for their batch (KAFKA_LINGER_MS) or queued behind one in flight',
+    registers: [registry],
+    collect() {
+      this.set(options.unsentCommands());
     },
   });
   const cacheLookups = new Counter({

@@ -148,7 +148,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       lastRedisError = error.message;
     });
   }
-  const metrics = createGatewayMetrics({ pendingReplies: () => bus.pendingCount() });
+  const metrics = createGatewayMetrics({ pendingReplies: () => bus.pendingCount(), unsentCommands: () => bus.unsentCount() });
   const kafka = createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId: `fleet-gateway-${config.instanceId}`,

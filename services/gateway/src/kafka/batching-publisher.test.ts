@@ -57,6 +57,18 @@ describe('BatchingPublisher', () => {
     expect(sends).toEqual([[{ topic: 't', messages: [{ value: '1' }, { value: '2' }] }]]);
   });
 
+  it('counts the commands gathering for their batch as unsent until the produce takes them', async () => {
+    const { publisher, sends } = recording({ lingerMs: 50 });
+    publisher.publish({ ...command('t', 'list'), commands: 3 });
+    publisher.publish(command('t', '2'));
+    expect(publisher.unsentCount()).toBe(4);
+
+    await jest.advanceTimersByTimeAsync(50);
+
+    expect(sends).toHaveLength(1);
+    expect(publisher.unsentCount()).toBe(0);
+  });
+
   it('sends at most maxBatchSize commands in one produce', async () => {
     const { publisher, outcomes } = recording({ maxBatchSize: 2 });
     for (const id of ['1', '2', '3', '4', '5']) publisher.publish(command('t', id));

@@ -96,7 +96,8 @@ class Lane {
     }
   }
 
-  private queuedCommands(): number {
+  /** Commands accepted and not yet handed to the producer. */
+  queuedCommands(): number {
     return this.queue.reduce((sum, queued) => sum + (queued.commands ?? 1), 0);
   }
 
@@ -162,5 +163,12 @@ export class BatchingPublisher {
       this.lanes.set(leader, lane);
     }
     lane.publish(command);
+  }
+
+  /** Commands accepted and not yet handed to the producer: gathering for their batch, or behind one in flight. */
+  unsentCount(): number {
+    let count = 0;
+    for (const lane of this.lanes.values()) count += lane.queuedCommands();
+    return count;
   }
 }

@@ -290,6 +290,11 @@ export class CommandBus {
     return this.pending.size;
   }
 
+  /** Commands accepted and not yet handed to the Kafka producer; each waits for its reply too. */
+  unsentCount(): number {
+    return this.publisher.unsentCount();
+  }
+
   /**
    * Why `count` more commands cannot be published now, if they cannot: the gateway is stopping, the
    * broker is away, or they would not fit under maxPending.
