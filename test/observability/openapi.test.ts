@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { validate, compileErrors } from '@readme/openapi-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { listRoutes } from '../../services/gateway/src/http/route-table';
+import { listRoutes } from '../support/express-routes';
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';

@@ -248,8 +248,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       trackerPosition: trackerPositionRequestSchema(timeWindow),
       speedUnit: config.OSMAND_SPEED_UNIT,
     },
+    apiKeys,
     categories: {
-      apiKeys,
       reader: createCategoryReader({
         pool,
         cache: createCategoryCache({

@@ -1,6 +1,5 @@
 // What a token may do, by its `scope` claim (space-separated, as RFC 8693 writes it). Checked only when
 // JWT_REQUIRED_SCOPES is on: issuers that mint no scopes keep working until the operator turns it on.
-import type { RequestHandler, Response } from 'express';
 import { AppError } from '@fleet/shared';
 import type { TokenVerifier, VerifiedToken } from './token-verifier';
 
@@ -36,10 +35,10 @@ export interface ScopeDeps {
   requiredScopes: boolean;
 }
 
-/** The token a requireScope middleware verified, for the handler after it. */
-export function verifiedTokenOf(res: Response): VerifiedToken {
+/** The token the route's access check verified, for its handler. */
+export function verifiedTokenOf(res: { locals: Record<string, unknown> }): VerifiedToken {
   const token = res.locals.token as VerifiedToken | undefined;
-  if (!token) throw new Error('verifiedTokenOf: no requireScope middleware ran before this handler');
+  if (!token) throw new Error('verifiedTokenOf: no token was verified for this route');
   return token;
 }
 
@@ -48,15 +47,4 @@ export async function verifyWithScope(authorization: string | undefined, scope: 
   const token = await deps.tokens.verify(authorization);
   checkScope(token, scope, deps.requiredScopes);
   return token;
-}
-
-/**
- * The token check and the scope check as one middleware, for routes without a body to read first (the
- * write routes do both inside their single handler). The token is left for the handler in res.locals.
- */
-export function requireScope(scope: Scope, deps: ScopeDeps): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.token = await verifyWithScope(req.headers.authorization, scope, deps);
-    next();
-  };
 }

@@ -6,29 +6,35 @@ import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared';
-import { addCategoryRoutes, keyedCategoryRead, type CategoryRoutesDeps } from './category-routes';
+import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import type { GatewayMetrics } from '../metrics';
+import { accessCheck } from './access';
+import { categoryHandlers, undecodableCategoryId, type CategoryRoutesDeps } from './category-routes';
 import { refuseTransferCodings } from './client-errors';
+import { deviceHandlers } from './device-routes';
 import { directListener } from './direct-routes';
 import { answerError, errorHandler, notFound } from './error-handler';
-import { addHealthRoutes, type HealthDeps } from './health-routes';
+import { groupHandlers, type GroupRoutesDeps } from './group-routes';
+import { healthHandlers, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
-import { addOperationsRoutes } from './operations-routes';
-import { addPositionRoutes, checkedPositionReads, type PositionRoutesDeps } from './position-routes';
-import { addDeviceRoutes } from './device-routes';
-import { addGroupRoutes, type GroupRoutesDeps } from './group-routes';
-import { addOsmandRoutes, type OsmandRoutesDeps } from './osmand-routes';
+import { operationsHandlers } from './operations-routes';
+import { osmandHandlers, type OsmandRoutesDeps } from './osmand-routes';
+import { positionHandlers, undecodableImei, type PositionRoutesDeps } from './position-routes';
+import { addRoutes } from './register-routes';
 import { assignRequestId } from './request-id';
-import { addStreamRoutes, type StreamRoutesDeps, type Streams } from './stream-routes';
-import type { Middleware } from './route-handler';
-import { addTripBatchRoute, tripBatchHandler } from './trip-batch-route';
-import { addWriteRoutes, writeHandlers, type WriteRoutesDeps } from './write-routes';
+import type { Middleware, RouteHandlers } from './route-handler';
+import { CATEGORY_BASE_PATH, DEVICES_PATH } from './routes';
+import { streamHandler, type StreamRoutesDeps, type Streams } from './stream-routes';
+import { tripBatchHandler } from './trip-batch-route';
+import { writeHandlers, type WriteRoutesDeps } from './write-routes';
 
 export interface AppDeps {
   logger: Logger;
   trustProxy: boolean;
   health: HealthDeps;
   writes: WriteRoutesDeps;
+  /** The API keys the category read accepts. */
+  apiKeys: Pick<ApiKeyAuth, 'requireKey'>;
   categories: CategoryRoutesDeps;
   positions: PositionRoutesDeps;
   groups: GroupRoutesDeps;
@@ -60,8 +66,21 @@ export function createHttp(deps: AppDeps): Http {
     observeRequests(deps.metrics, deps.logger),
     refuseTransferCodings,
   ];
-  const writes = writeHandlers(deps.writes);
-  const tripBatch = tripBatchHandler(deps.writes);
+  const stream = streamHandler(deps.streams);
+  // One handler a route of the table (routes.ts), by its name.
+  const handlers: RouteHandlers = {
+    ...categoryHandlers(deps.categories),
+    ...writeHandlers(deps.writes),
+    ...tripBatchHandler(deps.writes),
+    ...deviceHandlers({ writes: deps.writes, positions: deps.positions, pool: deps.pool }),
+    ...groupHandlers(deps.groups),
+    ...stream.handlers,
+    ...positionHandlers(deps.positions),
+    ...osmandHandlers({ ...deps.trackers, writes: deps.writes }),
+    ...healthHandlers(deps.health),
+    ...operationsHandlers(deps.metrics.registry),
+  };
+  const check = accessCheck({ apiKeys: deps.apiKeys, tokens: deps.positions.tokens, requiredScopes: deps.positions.requiredScopes });
 
   const app = express();
   app.disable('x-powered-by');
@@ -69,28 +88,20 @@ export function createHttp(deps: AppDeps): Http {
   app.set('trust proxy', deps.trustProxy);
   app.use(front);
   // Routes sit on the app itself rather than in nested routers: each router a request crosses costs a
-  // pass over its stack. The hot paths come first: the category read, the two writes, the position reads.
-  addCategoryRoutes(app, deps.categories);
-  addWriteRoutes(app, writes);
-  addTripBatchRoute(app, tripBatch);
-  // Before the position reads, whose scope check covers every path under /fleet/api/v1/devices.
-  addDeviceRoutes(app, { writes: deps.writes, positions: deps.positions, pool: deps.pool });
-  addGroupRoutes(app, deps.groups);
-  const streams = addStreamRoutes(app, deps.streams);
-  addPositionRoutes(app, deps.positions);
-  addOsmandRoutes(app, { ...deps.trackers, writes: deps.writes });
-  addHealthRoutes(app, deps.health);
-  addOperationsRoutes(app, deps.metrics.registry);
+  // pass over its stack.
+  addRoutes(app, {
+    handlers,
+    check,
+    undecodable: [
+      { prefix: CATEGORY_BASE_PATH, handler: undecodableCategoryId },
+      { prefix: DEVICES_PATH, handler: undecodableImei },
+    ],
+  });
   app.use(notFound);
   // One answerer for both paths, so a run of 503s is logged once whichever path answered them.
   const answer = answerError(deps.logger);
   app.use(errorHandler(answer));
 
-  const listener = directListener({
-    app,
-    routes: { categoryRead: keyedCategoryRead(deps.categories), ...writes, tripBatch, ...checkedPositionReads(deps.positions) },
-    front,
-    answerError: answer,
-  });
-  return { app, listener, streams };
+  const listener = directListener({ app, handlers, check, front, answerError: answer });
+  return { app, listener, streams: stream.streams };
 }

@@ -2,31 +2,27 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { AppError, createLogger } from '@fleet/shared';
-import { directListener, type DirectRoutes } from './direct-routes';
+import type { AccessCheck } from './access';
+import { directListener } from './direct-routes';
 import { answerError } from './error-handler';
-import type { Middleware, RouteHandler } from './route-handler';
+import type { Middleware, RouteHandler, RouteHandlers } from './route-handler';
+import { routeList } from './routes';
 import { sendJson } from './send-json';
 
-/** Each direct route answers its name and parameter; the express app answers everything else. */
-async function serve(front: Middleware[] = [], failing?: RouteHandler) {
+/** Each route of the table answers its name and parameter; the express app answers everything else. */
+async function serve(front: Middleware[] = [], failing?: RouteHandler, check: AccessCheck = () => undefined) {
   const answering =
     (name: string): RouteHandler =>
     async (_req, res, param) => {
       sendJson(res, 200, { direct: name, param, route: res.locals.route });
     };
-  const routes: DirectRoutes = {
-    categoryRead: answering('categoryRead'),
-    tripLocation: failing ?? answering('tripLocation'),
-    tripBatch: answering('tripBatch'),
-    vehicleGroup: answering('vehicleGroup'),
-    lastLocation: answering('lastLocation'),
-    history: answering('history'),
-  };
+  const handlers = Object.fromEntries(routeList().map((route) => [route.name, answering(route.name)])) as RouteHandlers;
+  if (failing) handlers.createTripLocation = failing;
   const app = express();
   app.use((req, res) => {
     res.json({ express: `${req.method} ${req.url}` });
   });
-  const listener = directListener({ app, routes, front, answerError: answerError(createLogger('test', 'silent')) });
+  const listener = directListener({ app, handlers, check, front, answerError: answerError(createLogger('test', 'silent')) });
   const server = http.createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -44,24 +40,24 @@ describe('directListener', () => {
     const server = await serve();
     try {
       expect((await server.send('POST', '/fleet/api/v1/trip-location')).body).toEqual({
-        direct: 'tripLocation',
+        direct: 'createTripLocation',
         param: '',
         route: '/fleet/api/v1/trip-location',
       });
-      expect((await server.send('POST', '/fleet/api/v1/trip-location/batch?x=1')).body.direct).toBe('tripBatch');
-      expect((await server.send('POST', '/fleet/api/v1/vehicle-group')).body.direct).toBe('vehicleGroup');
+      expect((await server.send('POST', '/fleet/api/v1/trip-location/batch?x=1')).body.direct).toBe('createTripLocationBatch');
+      expect((await server.send('POST', '/fleet/api/v1/vehicle-group')).body.direct).toBe('createVehicleGroup');
       expect((await server.send('GET', '/order/api/web/v1/product-category/abc-1')).body).toEqual({
-        direct: 'categoryRead',
+        direct: 'getProductCategory',
         param: 'abc-1',
         route: '/order/api/web/v1/product-category/:id',
       });
       expect((await server.send('GET', '/fleet/api/v1/devices/359/last-location')).body).toEqual({
-        direct: 'lastLocation',
+        direct: 'getLastLocation',
         param: '359',
         route: '/fleet/api/v1/devices/:imei/last-location',
       });
       expect((await server.send('GET', '/fleet/api/v1/devices/359/trip-locations?limit=5')).body).toEqual({
-        direct: 'history',
+        direct: 'listTripLocations',
         param: '359',
         route: '/fleet/api/v1/devices/:imei/trip-locations',
       });
@@ -90,6 +86,25 @@ describe('directListener', () => {
         const answered = await server.send(method, path);
         expect({ path, body: answered.body }).toEqual({ path, body: { express: `${method} ${path}` } });
       }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("runs each route's access check from the table before its handler", async () => {
+    const seen: string[] = [];
+    const check: AccessCheck = (access) => {
+      seen.push(access.kind === 'token' ? access.scope : access.kind);
+      if (access.kind === 'apiKey') throw new AppError({ kind: 'apiKeyRequired' });
+      return undefined;
+    };
+    const server = await serve([], undefined, check);
+    try {
+      const refused = await server.send('GET', '/order/api/web/v1/product-category/abc-1');
+      expect(refused).toEqual({ status: 401, body: expect.objectContaining({ code: 'E-A1/1-01' }) });
+      expect((await server.send('POST', '/fleet/api/v1/trip-location/batch')).body.direct).toBe('createTripLocationBatch');
+      expect((await server.send('GET', '/fleet/api/v1/devices/359/last-location')).body.direct).toBe('getLastLocation');
+      expect(seen).toEqual(['apiKey', 'positions:write', 'positions:read']);
     } finally {
       await server.close();
     }

@@ -3,28 +3,16 @@
 // CPU per request than Node's HTTP server itself (an express hello-world spends about 95 µs a request on
 // the bench host, the same answer from Node alone about 15 µs, security headers included).
 //
-// Only a route's canonical form is taken here: its exact path, its one method, nothing to decode. Any
-// other request (HEAD, another method, a trailing slash or other letter case, a percent-encoded
-// parameter, an unknown path) goes to the express app, which serves the same handlers behind the same
-// front steps, so a request is answered alike whichever way it came.
+// Which routes are taken here is the route table's `direct`; only a route's canonical form is: its exact
+// path, its one method, nothing to decode. Any other request (HEAD, another method, a trailing slash or
+// other letter case, a percent-encoded parameter, an unknown path) goes to the express app, which serves
+// the same handlers behind the same access checks and front steps, so a request is answered alike
+// whichever way it came.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { CATEGORY_BASE_PATH, CATEGORY_ROUTE } from './category-routes';
-import { DEVICES_PATH, LAST_LOCATION_PATH, TRIP_LOCATIONS_PATH } from './position-routes';
-import { pathOf, type Answer, type Middleware, type RouteHandler } from './route-handler';
-import { TRIP_LOCATION_BATCH_PATH } from './trip-batch-route';
-import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from './write-routes';
-
-export interface DirectRoutes {
-  /** The category read, its API key check included. */
-  categoryRead: RouteHandler;
-  tripLocation: RouteHandler;
-  tripBatch: RouteHandler;
-  vehicleGroup: RouteHandler;
-  /** The position reads, their token and scope check included. */
-  lastLocation: RouteHandler;
-  history: RouteHandler;
-}
+import { withAccess, type AccessCheck } from './access';
+import { pathOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';
+import { routeList } from './routes';
 
 interface Found {
   handler: RouteHandler;
@@ -33,45 +21,59 @@ interface Found {
   param: string;
 }
 
-const CATEGORY_PREFIX = `${CATEGORY_BASE_PATH}/`;
-const DEVICES_PREFIX = `${DEVICES_PATH}/`;
-const LAST_LOCATION_TAIL = '/last-location';
-const TRIP_LOCATIONS_TAIL = '/trip-locations';
+/** A route with one parameter, as the text before and after it. */
+interface ParamRoute {
+  handler: RouteHandler;
+  route: string;
+  prefix: string;
+  suffix: string;
+}
 
 /** One path segment that needs no decoding, or undefined. */
 function plainSegment(segment: string): string | undefined {
   return segment !== '' && !segment.includes('/') && !segment.includes('%') ? segment : undefined;
 }
 
-function findRoute(routes: DirectRoutes, method: string | undefined, path: string): Found | undefined {
-  if (method === 'POST') {
-    if (path === TRIP_LOCATION_PATH) return { handler: routes.tripLocation, route: TRIP_LOCATION_PATH, param: '' };
-    if (path === TRIP_LOCATION_BATCH_PATH) return { handler: routes.tripBatch, route: TRIP_LOCATION_BATCH_PATH, param: '' };
-    if (path === VEHICLE_GROUP_PATH) return { handler: routes.vehicleGroup, route: VEHICLE_GROUP_PATH, param: '' };
+/** The direct routes of the table, by method: exact paths in a map, parameterised ones as prefix and suffix. */
+function directTable(handlers: RouteHandlers, check: AccessCheck) {
+  const exact = new Map<string, Map<string, Found>>();
+  const withParam = new Map<string, ParamRoute[]>();
+  for (const route of routeList()) {
+    if (!route.direct) continue;
+    const method = route.method.toUpperCase();
+    const handler = withAccess(handlers[route.name], route.access, check);
+    const at = route.path.indexOf('/:');
+    if (at === -1) {
+      if (!exact.has(method)) exact.set(method, new Map());
+      exact.get(method)!.set(route.path, { handler, route: route.path, param: '' });
+      continue;
+    }
+    const end = route.path.indexOf('/', at + 1);
+    if (!withParam.has(method)) withParam.set(method, []);
+    withParam
+      .get(method)!
+      .push({ handler, route: route.path, prefix: route.path.slice(0, at + 1), suffix: end === -1 ? '' : route.path.slice(end) });
+  }
+
+  return (method: string | undefined, path: string): Found | undefined => {
+    if (method === undefined) return undefined;
+    const found = exact.get(method)?.get(path);
+    if (found) return found;
+    for (const candidate of withParam.get(method) ?? []) {
+      if (path.length <= candidate.prefix.length + candidate.suffix.length) continue;
+      if (!path.startsWith(candidate.prefix) || !path.endsWith(candidate.suffix)) continue;
+      const param = plainSegment(path.slice(candidate.prefix.length, path.length - candidate.suffix.length));
+      if (param !== undefined) return { handler: candidate.handler, route: candidate.route, param };
+    }
     return undefined;
-  }
-  if (method !== 'GET') return undefined;
-  if (path.startsWith(CATEGORY_PREFIX)) {
-    const id = plainSegment(path.slice(CATEGORY_PREFIX.length));
-    return id === undefined ? undefined : { handler: routes.categoryRead, route: CATEGORY_ROUTE, param: id };
-  }
-  if (path.startsWith(DEVICES_PREFIX)) {
-    const rest = path.slice(DEVICES_PREFIX.length);
-    if (rest.endsWith(LAST_LOCATION_TAIL)) {
-      const imei = plainSegment(rest.slice(0, -LAST_LOCATION_TAIL.length));
-      return imei === undefined ? undefined : { handler: routes.lastLocation, route: LAST_LOCATION_PATH, param: imei };
-    }
-    if (rest.endsWith(TRIP_LOCATIONS_TAIL)) {
-      const imei = plainSegment(rest.slice(0, -TRIP_LOCATIONS_TAIL.length));
-      return imei === undefined ? undefined : { handler: routes.history, route: TRIP_LOCATIONS_PATH, param: imei };
-    }
-  }
-  return undefined;
+  };
 }
 
 export interface DirectListenerOptions {
   app: Express;
-  routes: DirectRoutes;
+  handlers: RouteHandlers;
+  /** Each route's access check, as the express app runs it. */
+  check: AccessCheck;
   /** The steps the express app also runs first, in its order. */
   front: readonly Middleware[];
   /** Answers an error as the express app's error handler does. */
@@ -79,10 +81,11 @@ export interface DirectListenerOptions {
 }
 
 /** The server's request listener: the direct routes, and the express app for everything else. */
-export function directListener({ app, routes, front, answerError }: DirectListenerOptions): RequestListener {
+export function directListener({ app, handlers, check, front, answerError }: DirectListenerOptions): RequestListener {
+  const findRoute = directTable(handlers, check);
   return (req: IncomingMessage, res: ServerResponse) => {
     // A fragment (which clients do not send) is left to express's URL parsing.
-    const found = req.url?.includes('#') ? undefined : findRoute(routes, req.method, pathOf(req));
+    const found = req.url?.includes('#') ? undefined : findRoute(req.method, pathOf(req));
     if (!found) {
       void app(req, res);
       return;

@@ -1,11 +1,12 @@
 // Liveness and readiness. /readyz answers 503 only when this instance cannot do its job: PostgreSQL or
 // Kafka does not answer, a topic it needs is missing, or it is stopping. Redis is a cache: while it is
 // away, category reads are served from PostgreSQL, so the instance stays ready and says "degraded".
-import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { missingTopicsMessage } from '@fleet/shared';
 import type { CommandBus } from '../kafka/command-bus';
+import type { RouteHandlers } from './route-handler';
+import { sendJson } from './send-json';
 
 export interface HealthDeps {
   pool: Pool;
@@ -27,21 +28,23 @@ async function check(probe: () => Promise<unknown>): Promise<State> {
   }
 }
 
-export function addHealthRoutes(router: Express, deps: HealthDeps): void {
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'alive' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    const [postgres, redis, missing] = await Promise.all([
-      check(() => deps.pool.query('SELECT 1')),
-      check(() => deps.redis.ping()),
-      deps.bus.isReady() ? deps.missingTopics().catch(() => undefined) : Promise.resolve(undefined),
-    ]);
-    const kafka: State = missing?.length === 0 ? 'up' : 'down';
-    const checks = { postgres, redis, kafka };
-    const ready = !deps.isStopping() && postgres === 'up' && kafka === 'up';
-    const status = !ready ? 'not ready' : redis === 'up' ? 'ready' : 'degraded';
-    const detail = missing?.length ? missingTopicsMessage(missing) : deps.bus.notReadyReason();
-    res.status(ready ? 200 : 503).json({ status, checks, ...(detail ? { detail } : {}) });
-  });
+export function healthHandlers(deps: HealthDeps): Pick<RouteHandlers, 'liveness' | 'readiness'> {
+  return {
+    async liveness(_req, res) {
+      sendJson(res, 200, { status: 'alive' });
+    },
+    async readiness(_req, res) {
+      const [postgres, redis, missing] = await Promise.all([
+        check(() => deps.pool.query('SELECT 1')),
+        check(() => deps.redis.ping()),
+        deps.bus.isReady() ? deps.missingTopics().catch(() => undefined) : Promise.resolve(undefined),
+      ]);
+      const kafka: State = missing?.length === 0 ? 'up' : 'down';
+      const checks = { postgres, redis, kafka };
+      const ready = !deps.isStopping() && postgres === 'up' && kafka === 'up';
+      const status = !ready ? 'not ready' : redis === 'up' ? 'ready' : 'degraded';
+      const detail = missing?.length ? missingTopicsMessage(missing) : deps.bus.notReadyReason();
+      sendJson(res, ready ? 200 : 503, { status, checks, ...(detail ? { detail } : {}) });
+    },
+  };
 }

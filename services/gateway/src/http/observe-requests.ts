@@ -2,29 +2,28 @@
 // the label set stays bounded), counts error answers by their code, and logs one line per request at
 // debug level. Info would cost throughput on the hot paths, so per-request lines appear only with
 // LOG_LEVEL=debug; errors are logged by the error handler whatever the level.
-import type { Express, Request } from 'express';
+import type { Request } from 'express';
 import type { Logger } from '@fleet/shared';
 import type { GatewayMetrics } from '../metrics';
 import { requestIdOf } from './request-id';
 import { pathOf, type Answer, type Middleware } from './route-handler';
-import { listRoutes, routeMatcher, type RouteMatcher } from './route-table';
+import { routeMatcher } from './route-matcher';
 
 /** The nginx convention for a client that closed the connection before the response was sent. */
 const CLIENT_CLOSED = 499;
 const UNMATCHED = 'unmatched';
 
 export function observeRequests(metrics: GatewayMetrics, logger: Logger): Middleware {
-  let matcher: RouteMatcher | undefined;
+  const matcher = routeMatcher();
 
   // A direct route names its pattern in res.locals. Through express, a request refused by middleware
   // before its route ran (e.g. a missing API key) has no req.route; it is labelled with the pattern its
-  // path matches. Built on first use, when every route exists.
+  // path matches.
   function routeOf(res: Answer): string {
     if (typeof res.locals.route === 'string') return res.locals.route;
     const req = res.req as Request;
     const route = req.route as { path?: unknown } | undefined;
     if (route && typeof route.path === 'string') return route.path;
-    matcher ??= routeMatcher(listRoutes(req.app as Express));
     return matcher.match(pathOf(req)) ?? UNMATCHED;
   }
 

@@ -1,24 +1,9 @@
 // The OpenAPI description of the device routes: the registry, and the OsmAnd protocol trackers speak.
-// Part of the document openapi.ts builds; the helpers it shares come in `context`. This module loads
-// before openapi.ts gives zod its .openapi(), so the schemas it registers are made when the document is
-// built (registering needs that method), and descriptions are zod's own .meta().
-import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+// Part of the document openapi.ts builds; the helpers it shares come in `context`.
+import type { DocContext, Operations } from './openapi-context';
+import { z } from './openapi-zod';
 import { errorCodes } from '@fleet/shared';
-import { SCOPES } from '../auth/require-scope';
 import { deviceRequestSchema } from '../devices/register-device';
-import { DEVICES_PATH } from './position-routes';
-
-export interface DocumentContext {
-  registry: OpenAPIRegistry;
-  bearerName: string;
-  errorBody: z.ZodType;
-  validationError: z.ZodType;
-  json(schema: z.ZodType, description: string, retry?: boolean): ResponseConfig;
-  requestIdParameter: z.ZodObject;
-  /** The answers every write route shares (401, 403, 413, 415, 429, 503). */
-  writeFailures: Record<number, ResponseConfig>;
-}
 
 const registration = () =>
   z.strictObject({
@@ -73,19 +58,16 @@ const traccarClientLocation = z
     description: "Traccar Client's JSON (version 9 on); everything but the coordinates, time, speed and heading is kept in attributes",
   });
 
-export function registerDevicePaths(context: DocumentContext): void {
+export function deviceOperations(context: DocContext): Operations {
   const { registry, json, errorBody, writeFailures } = context;
+  const operations: Operations = {};
   const DeviceRequest = registry.register('DeviceRequest', z.object(deviceRequestSchema.shape));
   const DeviceRegistration = registry.register('DeviceRegistration', registration());
 
-  registry.registerPath({
-    method: 'post',
-    path: DEVICES_PATH,
-    operationId: 'registerDevice',
+  operations.registerDevice = {
     summary: 'Register a tracker',
     description: 'Registers a device for the tracker protocols (OsmAnd, Teltonika) and issues its key, shown this once.',
     tags: ['Devices'],
-    security: [{ [context.bearerName]: [SCOPES.devicesWrite] }],
     request: {
       headers: context.requestIdParameter,
       body: {
@@ -99,7 +81,7 @@ export function registerDevicePaths(context: DocumentContext): void {
       400: json(context.validationError, 'An invalid IMEI (15 digits) or name (E-V1/1-01), or a malformed body'),
       409: json(errorBody, `The IMEI is registered already (${errorCodes.deviceExists.code}); nothing changed`),
     },
-  });
+  };
 
   const osmandResponses = {
     200: { description: 'Every position is committed; the body is empty' },
@@ -111,26 +93,19 @@ export function registerDevicePaths(context: DocumentContext): void {
     403: json(errorBody, `The request names another device than the key's (${errorCodes.deviceKeyMismatch.code}); nothing is stored`),
     ...Object.fromEntries(Object.entries(writeFailures).filter(([status]) => ['413', '415', '429', '503'].includes(status))),
   };
-  const path = '/osmand/{key}';
   const params = z.object({ key: z.string().meta({ description: 'The device key its registration answered' }) });
   const description =
     'The OsmAnd protocol of the OsmAnd app and Traccar Client: the position in the query string, or in a form or JSON body ' +
     'when the URL carries none. Answered only once committed, so a client that gets no 200 sends again; a resent fix is ' +
     'stored once. The same limits as the JSON API apply (MAX_FUTURE_SKEW, MAX_PAST_AGE, the device rate limit).';
-  registry.registerPath({
-    method: 'get',
-    path,
-    operationId: 'osmandGet',
+  operations.osmandGet = {
     summary: 'A position, OsmAnd protocol (query string)',
     description,
     tags: ['Devices'],
     request: { params, query: osmandParameters },
     responses: osmandResponses,
-  });
-  registry.registerPath({
-    method: 'post',
-    path,
-    operationId: 'osmandPost',
+  };
+  operations.osmandPost = {
     summary: 'A position, OsmAnd protocol (query, form or JSON)',
     description,
     tags: ['Devices'],
@@ -146,5 +121,7 @@ export function registerDevicePaths(context: DocumentContext): void {
       },
     },
     responses: osmandResponses,
-  });
+  };
+
+  return operations;
 }

@@ -1,28 +1,202 @@
-// The OpenAPI description of the fleet apps' reads beyond positions: a device's status, the devices by
-// status, and vehicle groups read back. Part of the document openapi.ts builds, as openapi-devices.ts is:
-// the schemas are made when the document is built.
-import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
-import { errorCodes } from '@fleet/shared';
-import { SCOPES } from '../auth/require-scope';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../positions/position-query';
-import { VEHICLE_GROUPS_PATH } from './group-routes';
-import { MAX_STREAM_DEVICES, STREAM_PATH } from './stream-routes';
-import { DEVICES_PATH } from './position-routes';
-import { VEHICLE_GROUP_PATH } from './write-routes';
+// The OpenAPI description of the reads: a product category, a device's positions (its last location
+// and a time range), its status and the devices by status, vehicle groups read back, and the live stream.
+import { IMEI_MAX_LENGTH, errorCodes, imeiSchema } from '@fleet/shared';
+import { categoryParamsSchema } from '../categories/category.schema';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
+import type { DocContext, Operations } from './openapi-context';
+import { z } from './openapi-zod';
+import { MAX_STREAM_DEVICES } from './stream-routes';
 
-export interface ReadsContext {
-  registry: OpenAPIRegistry;
-  bearerName: string;
-  errorBody: z.ZodType;
-  /** The registered Position schema, as the last-location read answers it. */
-  position: z.ZodType;
-  json(schema: z.ZodType, description: string, retry?: boolean): ResponseConfig;
-  requestIdParameter: z.ZodObject;
+const temperature = z.number().nullable().openapi({ description: 'null when the category has no limit' });
+
+const productCategory = z
+  .strictObject({ id: z.uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
+  .openapi({ description: 'Spec 2.1' });
+
+const categoryIdError = z
+  .strictObject({
+    errors: z.record(z.string(), z.array(z.string())).openapi({ description: 'field -> messages' }),
+    errors_v2: z.strictObject({
+      formatted: z
+        .object({ _errors: z.array(z.string()) })
+        .catchall(z.unknown())
+        .openapi({ description: "zod's formatted error tree" }),
+      issues: z.array(
+        z.strictObject({
+          code: z.string(),
+          expected: z.unknown(),
+          message: z.string(),
+          path: z.array(z.string()),
+          received: z.unknown(),
+        }),
+      ),
+    }),
+    message: z.string(),
+  })
+  .openapi({ description: 'Spec 7.1: the id is not a UUID' });
+
+const utcTime = z.iso.datetime({ precision: 3 });
+const optionalReading = <T extends z.ZodType>(schema: T) =>
+  schema.nullable().openapi({ description: 'null when the device did not send it' });
+
+const position = z
+  .strictObject({
+    id: z.number().int().openapi({ description: 'The trip location row, as its create answered' }),
+    imei: z.string(),
+    gpsTime: utcTime.openapi({ description: 'When the device took the position, in UTC with milliseconds' }),
+    latitude: z.number().min(-90).max(90),
+    longitude: z.number().min(-180).max(180),
+    speed: z.number().min(0).nullable().openapi({ description: 'km/h; null when the tracker protocol did not report it' }),
+    ignition: z.boolean().nullable().openapi({ description: 'null when the tracker protocol did not report it' }),
+    angle: optionalReading(z.number().min(0).max(360)),
+    satellite: optionalReading(z.number().int().min(0)),
+    door1: optionalReading(z.boolean()),
+    door2: optionalReading(z.boolean()),
+    temp: optionalReading(z.number()),
+    fuel_percentage: optionalReading(z.number().min(0).max(100)),
+    attributes: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'What a tracker reported beyond the columns (altitude, battery, IO elements...); null when nothing' }),
+    receivedAt: utcTime.openapi({ description: 'When the gateway accepted the position' }),
+  })
+  .openapi({ description: 'A stored position' });
+
+/** Any 8-4-4-4-12 hexadecimal id, as JSON Schema's uuid format takes it. */
+const categoryPathParams = categoryParamsSchema.extend({ id: categoryParamsSchema.shape.id.meta({ format: 'uuid' }) });
+
+const devicePathParams = z.object({
+  imei: imeiSchema.meta({
+    description: `The device; at most ${IMEI_MAX_LENGTH} printable ASCII characters`,
+    example: '359632104565789',
+  }),
+});
+
+const queryTime = z.string().openapi({ description: 'ISO-8601 with an offset or Z; a + must be sent as %2B' });
+
+const historyQuery = z.object({
+  from: queryTime.optional().openapi({ description: 'Inclusive; defaults to 24 hours before to', example: '2026-11-22T00:00:00Z' }),
+  to: queryTime
+    .optional()
+    .openapi({ description: `Exclusive; defaults to now; at most ${MAX_RANGE_DAYS} days after from`, example: '2026-11-23T00:00:00Z' }),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .openapi({ description: `Positions per page, default ${DEFAULT_PAGE_SIZE}`, example: DEFAULT_PAGE_SIZE }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        'The nextCursor of the previous page. It carries the device and the range of the first page: from and to may then ' +
+        'be left out, and if given must be the same',
+    }),
+});
+
+const examplePosition = {
+  id: 1843,
+  imei: '359632104565789',
+  gpsTime: '2026-11-22T08:30:05.000Z',
+  latitude: -6.2091,
+  longitude: 106.8456,
+  speed: 42.5,
+  ignition: true,
+  angle: 180,
+  satellite: 9,
+  door1: null,
+  door2: null,
+  temp: null,
+  fuel_percentage: null,
+  attributes: null,
+  receivedAt: '2026-11-22T08:30:05.412Z',
+};
+
+export function positionOperations(context: DocContext): Operations & { position: z.ZodType } {
+  const { registry, json, errorBody: ErrorBody, requestIdParameter } = context;
+  const ProductCategory = registry.register('ProductCategory', productCategory);
+  const CategoryResponse = registry.register('ProductCategoryResponse', z.strictObject({ data: ProductCategory }));
+  const CategoryIdError = registry.register('ProductCategoryIdError', categoryIdError);
+  const operations: Operations = {};
+
+  operations.getProductCategory = {
+    summary: 'Detail product category',
+    tags: ['Order'],
+    request: { params: categoryPathParams, headers: requestIdParameter },
+    responses: {
+      200: json(CategoryResponse, 'The category'),
+      400: json(CategoryIdError, 'The id is not a UUID'),
+      401: json(ErrorBody, 'Missing or unknown API key (E-A1/1-01), whatever the id'),
+      404: json(ErrorBody, 'No category has this id (E-N1/1-01)'),
+      503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+    },
+  };
+
+  const Position = registry.register('Position', position);
+  const LastLocation = registry.register('LastLocationResponse', z.strictObject({ data: Position }));
+  const TripLocationPage = registry.register(
+    'TripLocationPage',
+    z.strictObject({
+      data: z.array(Position).openapi({ description: 'Oldest first' }),
+      nextCursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
+    }),
+  );
+  const readFailures = {
+    401: json(ErrorBody, 'No token (E-G1/1-01), whatever the imei'),
+    503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+  };
+
+  operations.getLastLocation = {
+    summary: "A device's last location",
+    description: 'The position with the newest gpsTime stored for the device; a position arriving late never replaces a newer one.',
+    tags: ['Fleet'],
+    request: { params: devicePathParams, headers: requestIdParameter },
+    responses: {
+      200: {
+        ...json(LastLocation, 'The newest position'),
+        content: { 'application/json': { schema: LastLocation, example: { data: examplePosition } } },
+      },
+      400: json(ErrorBody, 'A bad imei (E-V1/1-06, detail starts with "imei: "), or an expired or malformed token (E-V1/1-03)'),
+      404: json(ErrorBody, `No position of this device has been stored (${errorCodes.positionNotFound.code})`),
+      ...readFailures,
+    },
+  };
+
+  operations.listTripLocations = {
+    summary: "A device's positions in a time range",
+    description:
+      `Positions with from <= gpsTime < to, oldest first, at most limit per page. Paged by keyset: follow nextCursor ` +
+      `until it is null; each position is answered once.`,
+    tags: ['Fleet'],
+    request: { params: devicePathParams, query: historyQuery, headers: requestIdParameter },
+    responses: {
+      200: {
+        ...json(TripLocationPage, 'A page of positions'),
+        content: {
+          'application/json': {
+            schema: TripLocationPage,
+            example: { data: [{ ...examplePosition, id: 1842, gpsTime: '2026-11-22T08:30:00.000Z' }, examplePosition], nextCursor: null },
+          },
+        },
+      },
+      400: json(
+        ErrorBody,
+        `A bad imei, from, to, limit or cursor (${errorCodes.parameterInvalid.code}, detail starts with the parameter's name: ` +
+          `not ISO-8601 with an offset, from not before to, more than ${MAX_RANGE_DAYS} days apart, limit not 1 to ${MAX_PAGE_SIZE}, ` +
+          'a cursor issued for another device or range), or an expired or malformed token (E-V1/1-03)',
+      ),
+      ...readFailures,
+    },
+  };
+
+  return { ...operations, position: Position };
 }
 
-export function registerReadPaths(context: ReadsContext): void {
-  const { registry, json, errorBody, bearerName } = context;
+export function readOperations(context: DocContext & { position: z.ZodType }): Operations {
+  const { registry, json, errorBody } = context;
+  const operations: Operations = {};
   const page = {
     limit: z
       .string()
@@ -50,13 +224,9 @@ export function registerReadPaths(context: ReadsContext): void {
     503: json(errorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
   };
 
-  registry.registerPath({
-    method: 'get',
-    path: `${DEVICES_PATH}/{imei}`,
-    operationId: 'getDeviceStatus',
+  operations.getDeviceStatus = {
     summary: "A device's status",
     tags: ['Devices'],
-    security: [{ [bearerName]: [SCOPES.positionsRead] }],
     request: { params: z.object({ imei: z.string() }), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ message: z.string(), data: DeviceStatus }), 'The device'),
@@ -65,15 +235,11 @@ export function registerReadPaths(context: ReadsContext): void {
       404: json(errorBody, `Neither registered nor ever heard from (${errorCodes.deviceNotFound.code})`),
       ...failures,
     },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: DEVICES_PATH,
-    operationId: 'listDevices',
+  };
+  operations.listDevices = {
     summary: 'Devices, registered or seen, by status',
     description: 'Keyset-paged by IMEI: follow nextCursor until it is null; each device is answered once.',
     tags: ['Devices'],
-    security: [{ [bearerName]: [SCOPES.positionsRead] }],
     request: { query: z.object({ status: z.enum(['online', 'offline']).optional(), ...page }), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ data: z.array(DeviceStatus), nextCursor: z.string().nullable() }), 'A page of devices'),
@@ -81,14 +247,10 @@ export function registerReadPaths(context: ReadsContext): void {
       403: json(errorBody, 'A token bound to one device (E-G1/1-03), or lacking positions:read (E-G1/1-02)'),
       ...failures,
     },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: `${VEHICLE_GROUP_PATH}/{id}`,
-    operationId: 'getVehicleGroup',
+  };
+  operations.getVehicleGroup = {
     summary: 'A vehicle group',
     tags: ['Fleet'],
-    security: [{ [bearerName]: [SCOPES.groupsRead] }],
     request: { params: z.object({ id: z.string() }), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ message: z.string(), data: VehicleGroup }), 'The group'),
@@ -97,15 +259,11 @@ export function registerReadPaths(context: ReadsContext): void {
       404: json(errorBody, `No group has this id (${errorCodes.groupNotFound.code})`),
       ...failures,
     },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: VEHICLE_GROUPS_PATH,
-    operationId: 'listVehicleGroups',
+  };
+  operations.listVehicleGroups = {
     summary: 'Vehicle groups, oldest first',
     description: 'Keyset-paged by id: follow nextCursor until it is null; each group is answered once.',
     tags: ['Fleet'],
-    security: [{ [bearerName]: [SCOPES.groupsRead] }],
     request: { query: z.object(page), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ data: z.array(VehicleGroup), nextCursor: z.string().nullable() }), 'A page of groups'),
@@ -113,11 +271,8 @@ export function registerReadPaths(context: ReadsContext): void {
       403: json(errorBody, 'A token lacking groups:read (E-G1/1-02)'),
       ...failures,
     },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: STREAM_PATH,
-    operationId: 'streamPositions',
+  };
+  operations.streamPositions = {
     summary: 'Live positions (Server-Sent Events)',
     description:
       'text/event-stream: one `event: position` per committed position of the devices named, `id:` the row id, `data:` the ' +
@@ -125,7 +280,6 @@ export function registerReadPaths(context: ReadsContext): void {
       'hour, at most 10,000) come first, then the stream goes on live. A comment every 15 s keeps proxies from closing it; ' +
       'a client reading too slowly is cut off. Refusals are JSON, before the stream starts.',
     tags: ['Fleet'],
-    security: [{ [bearerName]: [SCOPES.positionsRead] }],
     request: {
       query: z.object({ imei: z.array(z.string()).min(1).max(MAX_STREAM_DEVICES).meta({ description: 'Repeat for each device' }) }),
       headers: z.object({ 'last-event-id': z.string().optional().meta({ description: 'The id of the last event received' }) }),
@@ -137,5 +291,7 @@ export function registerReadPaths(context: ReadsContext): void {
       401: json(errorBody, 'No token (E-G1/1-01)'),
       503: json(errorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
     },
-  });
+  };
+
+  return operations;
 }

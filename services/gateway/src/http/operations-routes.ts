@@ -1,12 +1,21 @@
 // What operators and integrators read: Prometheus metrics, the OpenAPI document, and the docs page,
 // which is Swagger UI served from the swagger-ui-dist package (no CDN, so it works air-gapped).
+import { createReadStream } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Express, RequestHandler } from 'express';
+import { pipeline } from 'node:stream/promises';
 import type { Registry } from 'prom-client';
+import { AppError } from '@fleet/shared';
 import { openApiDocument } from './openapi';
+import type { RouteHandlers } from './route-handler';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png']);
+/** The page's files from swagger-ui-dist, by name, with their media types. */
+const ASSETS = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const DOCS_PAGE = `<!DOCTYPE html>
 <html lang="en">
@@ -28,27 +37,33 @@ const DOCS_PAGE = `<!DOCTYPE html>
 // No validator badge: it would send the document's address to an outside service, which the policy refuses.
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
 
-export function addOperationsRoutes(router: Express, registry: Registry): void {
-  const documentJson = JSON.stringify(openApiDocument());
+function sendText(res: ServerResponse, type: string, text: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', type);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
 
-  router.get('/metrics', async (_req, res) => {
-    const text = await registry.metrics();
-    res.type(registry.contentType).send(text);
-  });
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(documentJson);
-  });
-  router.get('/docs', (_req, res) => {
-    res.type('html').send(DOCS_PAGE);
-  });
-  const asset: RequestHandler = (req, res, next) => {
-    const name = req.params.asset as string;
-    if (name === 'init.js') {
-      res.type('application/javascript').send(DOCS_INIT);
-      return;
-    }
-    if (!ASSETS.has(name)) return next();
-    res.sendFile(path.join(SWAGGER_UI_DIR, name), { maxAge: '1h' });
+export function operationsHandlers(registry: Registry): Pick<RouteHandlers, 'metrics' | 'openApiDocument' | 'apiDocs' | 'apiDocsAsset'> {
+  const documentJson = JSON.stringify(openApiDocument());
+  return {
+    async metrics(_req, res) {
+      sendText(res, registry.contentType, await registry.metrics());
+    },
+    async openApiDocument(_req, res) {
+      sendText(res, 'application/json; charset=utf-8', documentJson);
+    },
+    async apiDocs(_req, res) {
+      sendText(res, 'text/html; charset=utf-8', DOCS_PAGE);
+    },
+    async apiDocsAsset(_req, res, name) {
+      if (name === 'init.js') return sendText(res, 'application/javascript; charset=utf-8', DOCS_INIT);
+      const type = ASSETS.get(name);
+      if (!type) throw new AppError({ kind: 'routeNotFound' });
+      res.statusCode = 200;
+      res.setHeader('Content-Type', type);
+      res.setHeader('Cache-Control', 'public, max-age=3600');
+      await pipeline(createReadStream(path.join(SWAGGER_UI_DIR, name)), res);
+    },
   };
-  router.get('/docs/:asset', asset);
 }

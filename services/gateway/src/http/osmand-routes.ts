@@ -2,7 +2,8 @@
 // device's key in the path (a URL is all these clients let their users configure). The position is in
 // the query string, or in a form or JSON body when the URL carries none. Answered 200 with an empty body
 // once every position is committed; any other outcome is a JSON error, and the client sends again.
-import express, { type Express } from 'express';
+import type { IncomingMessage } from 'node:http';
+import express from 'express';
 import { AppError } from '@fleet/shared';
 import type { DeviceRegistry } from '../devices/device-registry';
 import {
@@ -18,10 +19,9 @@ import { recordTrackerPositions, trackerSubject } from '../devices/record-tracke
 import type { TrackerPositionSchema } from '../trip-locations/trip-request';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
-import { bodyOf, queryOf, type Answer, type Middleware } from './route-handler';
+import { bodyOf, queryOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';
 import { FORM_FIELDS_MAX, JSON_TYPE, readBody, requireUtf8, type WriteRoutesDeps } from './write-routes';
 
-export const OSMAND_PATH = '/osmand/:key';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 export interface OsmandRoutesDeps {
@@ -31,7 +31,7 @@ export interface OsmandRoutesDeps {
   speedUnit: SpeedUnit;
 }
 
-export function addOsmandRoutes(router: Express, deps: OsmandRoutesDeps): void {
+export function osmandHandlers(deps: OsmandRoutesDeps): Pick<RouteHandlers, 'osmandGet' | 'osmandPost'> {
   const parsers: Record<string, Middleware> = {
     // Not strict: Traccar Client 10 may send an array of locations.
     [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, strict: false, verify: requireUtf8 }),
@@ -45,7 +45,7 @@ export function addOsmandRoutes(router: Express, deps: OsmandRoutesDeps): void {
   };
 
   /** The positions of the request, with the names its protocol gives their fields. */
-  async function positionsOf(req: express.Request, res: Answer): Promise<{ positions: OsmandPosition[]; names: FieldNames }> {
+  async function positionsOf(req: IncomingMessage, res: Answer): Promise<{ positions: OsmandPosition[]; names: FieldNames }> {
     const receivedAt = new Date().toISOString();
     const query = queryOf(req);
     if (Object.keys(query).length > 0 || req.method === 'GET' || !req.headers['content-type']) {
@@ -63,9 +63,9 @@ export function addOsmandRoutes(router: Express, deps: OsmandRoutesDeps): void {
     return { positions: body.map((location) => positionFromJson(location, receivedAt)), names: JSON_FIELDS };
   }
 
-  const handler = async (req: express.Request, res: express.Response) => {
+  const handler: RouteHandler = async (req, res, key) => {
     // The key is checked before the body is read: an unknown sender costs no parse.
-    const device = await deps.registry.deviceOfKey(req.params.key as string);
+    const device = await deps.registry.deviceOfKey(key);
     if (device === undefined) throw new AppError({ kind: 'deviceKeyUnknown', detail: 'register the device and use the key it was given' });
     const { positions, names } = await positionsOf(req, res);
     const { writes } = deps;
@@ -75,8 +75,7 @@ export function addOsmandRoutes(router: Express, deps: OsmandRoutesDeps): void {
       trackerPosition: deps.trackerPosition,
       admit: (positionsByDevice) => writes.limits.admit(trackerSubject(device), positionsByDevice),
     });
-    res.status(200).setHeader('Content-Length', 0).end();
+    res.writeHead(200, { 'Content-Length': 0 }).end();
   };
-  router.get(OSMAND_PATH, handler);
-  router.post(OSMAND_PATH, handler);
+  return { osmandGet: handler, osmandPost: handler };
 }

@@ -1,22 +1,16 @@
-// The position reads: GET /fleet/api/v1/devices/{imei}/last-location and .../trip-locations. Access is
-// decided once, on the whole path prefix, before express decodes the imei: a request without a token (or,
-// with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its path, even an undecodable one.
-import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
-import { AppError } from '@fleet/shared';
+// The position reads: GET /fleet/api/v1/devices/{imei}/last-location and .../trip-locations, and a
+// device's status. Access is decided once, on the whole path prefix, before express decodes the imei: a
+// request without a token (or, with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its
+// path, even an undecodable one (routes.ts's GUARDED_PREFIXES). A token bound to a device reads only it.
+import type { ErrorRequestHandler } from 'express';
 import { deviceOf, requireOwnDeviceRead } from '../auth/device-claim';
-import { requireScope, SCOPES, verifiedTokenOf, verifyWithScope } from '../auth/require-scope';
+import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
 import { invalidParameter } from '../positions/position-query';
 import type { DeviceStatusReader } from '../positions/device-status';
 import type { PositionReader } from '../positions/read-positions';
-import { sendError } from './error-handler';
-import { queryOf, type RouteHandler } from './route-handler';
+import { queryOf, type Answer, type RouteHandler, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-
-export const DEVICES_PATH = '/fleet/api/v1/devices';
-export const LAST_LOCATION_PATH = `${DEVICES_PATH}/:imei/last-location`;
-export const TRIP_LOCATIONS_PATH = `${DEVICES_PATH}/:imei/trip-locations`;
-export const DEVICE_PATH = `${DEVICES_PATH}/:imei`;
 
 export interface PositionRoutesDeps {
   tokens: TokenVerifier;
@@ -30,58 +24,28 @@ export interface PositionRoutesDeps {
 }
 
 /** An imei like `%zz` fails to decode before any handler runs; it is answered as any bad imei. */
-const undecodableImei: ErrorRequestHandler = (error, _req, _res, next) => {
+export const undecodableImei: ErrorRequestHandler = (error, _req, _res, next) => {
   next(error instanceof URIError ? invalidParameter('imei', 'is not valid percent-encoding') : error);
 };
 
-const onlyGet: RequestHandler = (req, res) => {
-  res.setHeader('Allow', 'GET, HEAD');
-  sendError(res, new AppError({ kind: 'methodNotAllowed', detail: `${req.method} is not served here; use GET` }));
-};
-
-export interface PositionReads {
-  lastLocation: RouteHandler;
-  history: RouteHandler;
-}
-
-function positionReads(deps: PositionRoutesDeps): PositionReads {
-  return {
-    async lastLocation(_req, res, imei) {
-      sendJson(res, 200, await deps.reader.lastLocation(imei));
-    },
-    async history(req, res, imei) {
-      sendJson(res, 200, await deps.reader.history(imei, queryOf(req)));
-    },
-  };
-}
-
-/** The reads behind their token and scope check, for the direct routes, which have no prefix middleware. */
-export function checkedPositionReads(deps: PositionRoutesDeps): PositionReads {
-  const reads = positionReads(deps);
-  const checked =
+export function positionHandlers(
+  deps: PositionRoutesDeps,
+): Pick<RouteHandlers, 'getLastLocation' | 'listTripLocations' | 'getDeviceStatus'> {
+  const ownDevice =
     (read: RouteHandler): RouteHandler =>
-    async (req, res, imei) => {
-      const token = await verifyWithScope(req.headers.authorization, SCOPES.positionsRead, deps);
-      requireOwnDeviceRead(deviceOf(token, deps.deviceClaim), imei);
+    async (req, res: Answer, imei) => {
+      requireOwnDeviceRead(deviceOf(verifiedTokenOf(res), deps.deviceClaim), imei);
       await read(req, res, imei);
     };
-  return { lastLocation: checked(reads.lastLocation), history: checked(reads.history) };
-}
-
-export function addPositionRoutes(router: Express, deps: PositionRoutesDeps): void {
-  const reads = positionReads(deps);
-  router.use(DEVICES_PATH, requireScope(SCOPES.positionsRead, deps));
-  const ownDevice: RequestHandler = (req, res, next) => {
-    requireOwnDeviceRead(deviceOf(verifiedTokenOf(res), deps.deviceClaim), req.params.imei as string);
-    next();
+  return {
+    getLastLocation: ownDevice(async (_req, res, imei) => {
+      sendJson(res, 200, await deps.reader.lastLocation(imei));
+    }),
+    listTripLocations: ownDevice(async (req, res, imei) => {
+      sendJson(res, 200, await deps.reader.history(imei, queryOf(req)));
+    }),
+    getDeviceStatus: ownDevice(async (_req, res, imei) => {
+      sendJson(res, 200, await deps.statuses.device(imei));
+    }),
   };
-  router.get(LAST_LOCATION_PATH, ownDevice, (req, res) => reads.lastLocation(req, res, req.params.imei as string));
-  router.get(TRIP_LOCATIONS_PATH, ownDevice, (req, res) => reads.history(req, res, req.params.imei as string));
-  router.get(DEVICE_PATH, ownDevice, async (req, res) => {
-    sendJson(res, 200, await deps.statuses.device(req.params.imei as string));
-  });
-  router.route(LAST_LOCATION_PATH).all(onlyGet);
-  router.route(TRIP_LOCATIONS_PATH).all(onlyGet);
-  router.route(DEVICE_PATH).all(onlyGet);
-  router.use(DEVICES_PATH, undecodableImei);
 }

@@ -3,6 +3,7 @@
 // decorated) and the path's one parameter, already decoded, so it reads the same wherever it is called.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse, type ParsedUrlQuery } from 'node:querystring';
+import type { RouteName } from './routes';
 
 /** A response with the values the gateway's layers share while it is answered (express's res.locals). */
 export type Answer = ServerResponse & { locals: Record<string, unknown> };
@@ -34,3 +35,6 @@ export function queryOf(req: IncomingMessage): ParsedUrlQuery {
   const query = url.indexOf('?');
   return parse(query === -1 ? '' : url.slice(query + 1), '&', '=', { maxKeys: 0 });
 }
+
+/** A handler for every route of the table, by its name. */
+export type RouteHandlers = Record<RouteName, RouteHandler>;

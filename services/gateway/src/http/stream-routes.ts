@@ -5,19 +5,17 @@
 // is sent only when its id is past the last one sent (a device's positions are stored in id order).
 // A comment every 15 s keeps proxies from closing an idle stream; a client that reads too slowly is
 // cut off once BUFFER_LIMIT bytes wait for it, rather than let the gateway's memory grow.
-import type { Express } from 'express';
 import type { Pool } from 'pg';
 import { AppError, type PositionEvent } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
-import { requireScope, SCOPES, verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
+import { verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
 import type { GatewayMetrics } from '../metrics';
 import { invalidParameter, parseImei } from '../positions/position-query';
 import { POSITION_COLUMNS, toPosition, type PositionRow } from '../positions/position-store';
 import { timestampsAsText } from '../positions/stored-time';
 import type { PositionFeed } from '../streams/position-feed';
-import { queryOf } from './route-handler';
+import { queryOf, type RouteHandlers } from './route-handler';
 
-export const STREAM_PATH = '/fleet/api/v1/positions/stream';
 export const MAX_STREAM_DEVICES = 1000;
 const KEEP_ALIVE_MS = 15_000;
 /** Bytes waiting for a slow client before its stream is cut. */
@@ -63,11 +61,12 @@ function lastEventIdOf(header: string | string[] | undefined): number | undefine
   return Number(header.trim());
 }
 
-export function addStreamRoutes(router: Express, deps: StreamRoutesDeps): Streams {
+/** The stream route's handler, and the streams it has open. */
+export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHandlers, 'streamPositions'>; streams: Streams } {
   const open = new Set<() => void>();
   const { metrics } = deps;
 
-  router.get(STREAM_PATH, requireScope(SCOPES.positionsRead, deps), async (req, res) => {
+  const streamPositions: RouteHandlers['streamPositions'] = async (req, res) => {
     const imeis = devicesOf(queryOf(req));
     const device = deviceOf(verifiedTokenOf(res), deps.deviceClaim);
     if (device !== undefined && imeis.some((imei) => imei !== device)) {
@@ -133,11 +132,14 @@ export function addStreamRoutes(router: Express, deps: StreamRoutesDeps): Stream
     }
     replaying = false;
     for (const event of caughtUp.sort((a, b) => a.id - b.id)) send(event);
-  });
+  };
 
   return {
-    closeAll() {
-      for (const end of [...open]) end();
+    handlers: { streamPositions },
+    streams: {
+      closeAll() {
+        for (const end of [...open]) end();
+      },
     },
   };
 }

@@ -1,17 +1,15 @@
 // The batch write route: many positions in one request, as a JSON array or as NDJSON, either of them
 // gzipped. The token and its scope are checked before the body is read, as on the single route; the body limit
 // applies to the decompressed bytes, since body-parser counts what comes out of the inflater.
-import express, { type Express } from 'express';
+import express from 'express';
 import { AppError } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
-import { SCOPES } from '../auth/require-scope';
 import { recordTripBatch } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
-import { bodyOf, type Middleware, type RouteHandler } from './route-handler';
+import { bodyOf, type Middleware, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, onlyPost, requireUtf8, TRIP_LOCATION_PATH, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './write-routes';
 
-export const TRIP_LOCATION_BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
 export const NDJSON_TYPE = 'application/x-ndjson';
 
 /** One JSON value per line; blank lines (and a trailing newline) are ignored. */
@@ -30,27 +28,24 @@ export function parseNdjson(text: string): unknown[] {
   return values;
 }
 
-export function tripBatchHandler(deps: WriteRoutesDeps): RouteHandler {
+export function tripBatchHandler(deps: WriteRoutesDeps): Pick<RouteHandlers, 'createTripLocationBatch'> {
   const parsers: Record<string, Middleware> = {
     // Not strict: a body that is JSON but not an array is answered "expected an array", not "not JSON".
     [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, strict: false, verify: requireUtf8 }),
     [NDJSON_TYPE]: express.text({ limit: deps.bodyLimit, type: NDJSON_TYPE, defaultCharset: 'utf-8', verify: requireUtf8 }),
   };
 
-  return async (req, res) => {
-    const { type, token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
-    const positions: unknown = type === NDJSON_TYPE ? parseNdjson(bodyOf(req) as string) : bodyOf(req);
-    const result = await recordTripBatch(positions, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
-      bus: deps.bus,
-      topic: deps.topics.tripLocations,
-      admit,
-      tripRequest: deps.tripRequest,
-    });
-    sendJson(res, 200, result);
+  return {
+    async createTripLocationBatch(req, res) {
+      const { type, token, admit } = await acceptBody(deps, parsers, req, res);
+      const positions: unknown = type === NDJSON_TYPE ? parseNdjson(bodyOf(req) as string) : bodyOf(req);
+      const result = await recordTripBatch(positions, deviceOf(token, deps.deviceClaim), requestIdOf(res), {
+        bus: deps.bus,
+        topic: deps.topics.tripLocations,
+        admit,
+        tripRequest: deps.tripRequest,
+      });
+      sendJson(res, 200, result);
+    },
   };
-}
-
-export function addTripBatchRoute(router: Express, handler: RouteHandler): void {
-  router.post(TRIP_LOCATION_BATCH_PATH, (req, res) => handler(req, res, ''));
-  router.route(TRIP_LOCATION_BATCH_PATH).all(onlyPost);
 }

@@ -1,29 +1,25 @@
-// The two write routes. Order matters: the token (and its scope) is checked before the body is read, so
-// an unauthenticated client never costs a parse; once the body is valid the token subject's rate limit
+// The two write routes. Order matters: the token (and its scope) is checked before the body is read
+// (the route's access check, see access.ts), so an unauthenticated client never costs a parse; once the body is valid the token subject's rate limit
 // and its devices' are counted in one Redis call, settled before anything is published, so a refused
 // request publishes nothing. Each route is one handler, so a device's post crosses no chain of
 // middleware on the hottest path of the product.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express, type RequestHandler } from 'express';
+import express from 'express';
 import typeis from 'type-is';
 import { AppError, IDEMPOTENCY_KEY_MAX_LENGTH, type Topics } from '@fleet/shared';
 import type { CommandBus } from '../kafka/command-bus';
 import { deviceOf } from '../auth/device-claim';
-import { SCOPES, verifyWithScope, type Scope } from '../auth/require-scope';
+import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '../rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
 import { createTripLocation } from '../trip-locations/create-trip-location';
 import type { TripRequestSchema } from '../trip-locations/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
-import { sendError } from './error-handler';
 import { requestIdOf } from './request-id';
-import { bodyOf, type Answer, type Middleware, type RouteHandler } from './route-handler';
+import { bodyOf, type Answer, type Middleware, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-
-export const TRIP_LOCATION_PATH = '/fleet/api/v1/trip-location';
-export const VEHICLE_GROUP_PATH = '/fleet/api/v1/vehicle-group';
 
 export interface WriteRoutesDeps {
   bus: CommandBus;
@@ -58,15 +54,6 @@ export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: B
   }
 }
 
-/**
- * Any other method on a write route (HEAD, OPTIONS, GET, ...) names a route that exists: 405 with the
- * methods it takes, not the 404 of an unknown path.
- */
-export const onlyPost: RequestHandler = (req, res) => {
-  res.setHeader('Allow', 'POST');
-  sendError(res, new AppError({ kind: 'methodNotAllowed', detail: `${req.method} is not served here; use POST` }));
-};
-
 /** Runs a body parser (body-parser's middleware) to completion: req.body is set, or the parser's error is thrown. */
 export function parseWith(parser: Middleware, req: IncomingMessage, res: Answer): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -82,18 +69,17 @@ export interface AcceptedBody {
 }
 
 /**
- * What every write route does before its use case: checks the token and the route's scope, then the
- * content type, refuses at once when the gateway already has MAX_IN_FLIGHT commands waiting, then reads
- * the body with the parser of that type once the body budget has room for it.
+ * What every write route does before its use case, once its access check has verified the token:
+ * checks the content type, refuses at once when the gateway already has MAX_IN_FLIGHT commands waiting,
+ * then reads the body with the parser of that type once the body budget has room for it.
  */
 export async function acceptBody(
   deps: WriteRoutesDeps,
-  scope: Scope,
   parsers: Record<string, Middleware>,
   req: IncomingMessage,
   res: Answer,
 ): Promise<AcceptedBody> {
-  const token = await verifyWithScope(req.headers.authorization, scope, deps);
+  const token = verifiedTokenOf(res);
   const type = await readBody(deps, parsers, req, res);
   return {
     type,
@@ -126,12 +112,7 @@ export async function readBody(
   return type;
 }
 
-export interface WriteHandlers {
-  tripLocation: RouteHandler;
-  vehicleGroup: RouteHandler;
-}
-
-export function writeHandlers(deps: WriteRoutesDeps): WriteHandlers {
+export function writeHandlers(deps: WriteRoutesDeps): Pick<RouteHandlers, 'createTripLocation' | 'createVehicleGroup'> {
   const parsers: Record<string, Middleware> = {
     [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }),
     [FORM_TYPE]: express.urlencoded({
@@ -145,8 +126,8 @@ export function writeHandlers(deps: WriteRoutesDeps): WriteHandlers {
   const jsonOnly = { [JSON_TYPE]: parsers[JSON_TYPE]! };
 
   return {
-    async tripLocation(req, res) {
-      const { token, admit } = await acceptBody(deps, SCOPES.positionsWrite, parsers, req, res);
+    async createTripLocation(req, res) {
+      const { token, admit } = await acceptBody(deps, parsers, req, res);
       const result = await createTripLocation(bodyOf(req), deviceOf(token, deps.deviceClaim), requestIdOf(res), {
         bus: deps.bus,
         topic: deps.topics.tripLocations,
@@ -156,8 +137,8 @@ export function writeHandlers(deps: WriteRoutesDeps): WriteHandlers {
       sendJson(res, 200, result);
     },
 
-    async vehicleGroup(req, res) {
-      const { token, admit } = await acceptBody(deps, SCOPES.groupsWrite, jsonOnly, req, res);
+    async createVehicleGroup(req, res) {
+      const { token, admit } = await acceptBody(deps, jsonOnly, req, res);
       // Node joins a repeated header of this kind into one string, as express's req.get() returns it.
       const key = req.headers['idempotency-key'] as string | undefined;
       if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
@@ -175,13 +156,4 @@ export function writeHandlers(deps: WriteRoutesDeps): WriteHandlers {
       sendJson(res, 200, result);
     },
   };
-}
-
-export function addWriteRoutes(router: Express, handlers: WriteHandlers): void {
-  router.post(TRIP_LOCATION_PATH, (req, res) => handlers.tripLocation(req, res, ''));
-  router.post(VEHICLE_GROUP_PATH, (req, res) => handlers.vehicleGroup(req, res, ''));
-
-  // route().all() rather than app.all(): it answers every method without registering each one as served.
-  router.route(TRIP_LOCATION_PATH).all(onlyPost);
-  router.route(VEHICLE_GROUP_PATH).all(onlyPost);
 }

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { createLogger } from '@fleet/shared';
-import { answerError, errorHandler } from '../http/error-handler';
-import { requireScope, scopesOf, verifiedTokenOf, type Scope } from './require-scope';
-import { createTokenVerifier } from './token-verifier';
+import { scopesOf, verifiedTokenOf, type Scope } from '../auth/require-scope';
+import { createTokenVerifier } from '../auth/token-verifier';
+import { accessCheck, accessGuard } from './access';
+import { answerError, errorHandler } from './error-handler';
 
 const SECRET = 'require-scope-test-secret-of-32-bytes!!';
 const tokens = createTokenVerifier({ secret: SECRET, cacheSize: 10 });
@@ -18,10 +19,11 @@ function sign(claims: Record<string, unknown>): Promise<string> {
     .sign(new TextEncoder().encode(SECRET));
 }
 
-/** A read route guarded the way the position reads are to be: requireScope, then a handler using the token. */
+/** A read route guarded as the position reads are: the access guard for its scope, then a handler using the token. */
 async function serve(scope: Scope, requiredScopes: boolean) {
   const app = express();
-  app.get('/read', requireScope(scope, { tokens, requiredScopes }), (_req, res) => {
+  const check = accessCheck({ tokens, requiredScopes, apiKeys: { requireKey: () => undefined } });
+  app.get('/read', accessGuard(check, { kind: 'token', scope }), (_req, res) => {
     res.json({ sub: verifiedTokenOf(res).claims.sub });
   });
   app.use(errorHandler(answerError(createLogger('test', 'silent'))));
@@ -41,7 +43,7 @@ async function serve(scope: Scope, requiredScopes: boolean) {
   };
 }
 
-describe('requireScope', () => {
+describe('a token access guard', () => {
   test('with scopes required, a token lacking the scope is 403 E-G1/1-02 naming it; one holding it reaches the handler', async () => {
     const route = await serve('positions:read', true);
     try {

@@ -1,0 +1,57 @@
+// Who may call a route (routes.ts's `access`), checked the same way whichever path a request came by:
+// the API key, or a bearer token granting the route's scope, left in res.locals for the handler. A guard
+// on a path prefix checks first; the route's own check then finds that access granted and costs nothing.
+import type { IncomingMessage } from 'node:http';
+import type { ApiKeyAuth } from '../api-keys/api-key-auth';
+import { verifyWithScope, type ScopeDeps } from '../auth/require-scope';
+import type { Answer, Middleware, RouteHandler } from './route-handler';
+import type { Access } from './routes';
+
+export interface AccessDeps extends ScopeDeps {
+  apiKeys: Pick<ApiKeyAuth, 'requireKey'>;
+}
+
+/** Refuses the request (a thrown or rejected AppError) unless it has the access; a promise only when a token is verified. */
+export type AccessCheck = (access: Access, req: IncomingMessage, res: Answer) => Promise<void> | undefined;
+
+const grantOf = (access: Access) => (access.kind === 'token' ? `token ${access.scope}` : access.kind);
+
+export function accessCheck(deps: AccessDeps): AccessCheck {
+  return (access, req, res) => {
+    if (access.kind === 'public') return undefined;
+    const grant = grantOf(access);
+    if (res.locals.granted === grant) return undefined;
+    if (access.kind === 'apiKey') {
+      deps.apiKeys.requireKey(req.headers.authorization);
+      res.locals.granted = grant;
+      return undefined;
+    }
+    return verifyWithScope(req.headers.authorization, access.scope, deps).then((token) => {
+      res.locals.token = token;
+      res.locals.granted = grant;
+    });
+  };
+}
+
+/** The check as a middleware, for a guarded path prefix. */
+export function accessGuard(check: AccessCheck, access: Access): Middleware {
+  return (req, res, next) => {
+    try {
+      const checking = check(access, req, res);
+      if (checking) checking.then(() => next(), next);
+      else next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** A route's handler behind its access check, for both ways a request reaches it. */
+export function withAccess(handler: RouteHandler, access: Access, check: AccessCheck): RouteHandler {
+  if (access.kind === 'public') return handler;
+  return async (req, res, param) => {
+    const checking = check(access, req, res);
+    if (checking) await checking;
+    await handler(req, res, param);
+  };
+}
