@@ -82,6 +82,24 @@ describe('the document', () => {
     expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
   });
 
+  test('every documented path answers a method it does not take with a JSON 405 whose Allow names the documented methods', async () => {
+    for (const [path, operations] of Object.entries(document.paths as Record<string, object>)) {
+      const methods = Object.keys(operations).map((method) => method.toUpperCase());
+      const url = stack.url + path.replace(/\{(\w+)\}/g, (_match, name: string) => (name === 'id' ? randomUUID() : 'x1'));
+      // Past a guarded prefix's access check, which comes first.
+      const authorization = path === CATEGORY ? TEST_API_KEY : `Bearer ${token}`;
+      const response = await fetch(url, { method: 'DELETE', headers: { authorization } });
+      const body = (await response.json()) as { code?: string };
+      const allow = methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', ');
+      expect({ path, status: response.status, code: body.code, allow: response.headers.get('allow') }).toEqual({
+        path,
+        status: 405,
+        code: 'E-N1/1-03',
+        allow,
+      });
+    }
+  });
+
   test("documents the Idempotency-Key header a group create's 503 carries to retry with", () => {
     const unconfirmed = document.paths[GROUP].post.responses['503'];
     expect(unconfirmed.headers['Idempotency-Key']).toEqual({ $ref: '#/components/headers/Idempotency-Key' });
