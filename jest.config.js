@@ -20,7 +20,7 @@ const transform = {
 };
 
 const common = {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/deadline-environment.js',
   transform,
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: {

@@ -9,6 +9,7 @@ import {
   topicsFor,
   waitForLeaders,
 } from '@fleet/shared';
+import { boundedWait } from './deadline';
 import { testServers } from './harness';
 
 let kafka: Kafka | undefined;
@@ -88,7 +89,7 @@ export async function readTopic(topic: string, count: number, timeoutMs = 15_000
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
+      const timer = setTimeout(resolve, boundedWait(timeoutMs).ms);
       void consumer.run({
         eachMessage: async ({ partition, message }) => {
           const headers: Record<string, string> = {};

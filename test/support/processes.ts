@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { serviceEntry, serviceNodeArgs, type ServiceName } from '../../deploy/local/src/service-node-args';
+import { boundedWait } from './deadline';
 
 export type { ServiceName };
 
@@ -119,7 +120,9 @@ export async function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, st
       const listener = (line: LogLine) => {
         if (match(line)) done(() => resolve(line));
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`${name}: timed out waiting for ${what}`))), timeoutMs);
+      const bound = boundedWait(timeoutMs);
+      const limit = bound.byDeadline ? "at the test's deadline" : `after ${timeoutMs} ms`;
+      const timer = setTimeout(() => done(() => reject(new Error(`${name}: timed out ${limit} waiting for ${what}`))), bound.ms);
       listeners.add(listener);
       void exited.then((status) =>
         done(() => reject(new Error(`${name} exited (${status}) while waiting for ${what}: ${describeFailure(logs, stderr)}`))),

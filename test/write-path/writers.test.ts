@@ -1,5 +1,6 @@
 import { scrape } from '../support/scrape';
 import { eventually } from '../support/eventually';
+import { boundedWait } from '../support/deadline';
 import { closeKafka, createTopic, groupLag, produceRaw, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, uniqueImei, type Stack } from '../support/harness';
 
@@ -116,7 +117,7 @@ test('two writers in one consumer group share the partitions and store everythin
     const before = [await inserted(first), await inserted(second)];
     const trips: Array<Record<string, unknown>> = [];
     // Post in rounds until the group has rebalanced and both members have stored something.
-    const deadline = Date.now() + 45_000;
+    const deadline = Date.now() + boundedWait(45_000).ms;
     while (Date.now() < deadline) {
       const round = Array.from({ length: 40 }, () => buildTrip());
       trips.push(...round);
