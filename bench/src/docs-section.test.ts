@@ -1,19 +1,26 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RESULTS_END, RESULTS_START, resultsSection, withResults } from './docs-section';
+import { BENCH_HISTORY, BENCH_RESULTS, sectionOf, withSection } from './docs-section';
+import { readHistory, runsTable } from './history';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const read = (relative: string) => readFileSync(path.join(repoRoot, relative), 'utf8');
 
 test('docs/performance.md shows the committed run exactly as bench/results/latest.md holds it', () => {
-  expect(resultsSection(read('docs/performance.md'))).toBe(read('bench/results/latest.md').trim());
+  expect(sectionOf(read('docs/performance.md'), BENCH_RESULTS)).toBe(read('bench/results/latest.md').trim());
+});
+
+test('docs/performance.md lists every recorded run, and only those, as bench/results/history.jsonl holds them', () => {
+  const history = readHistory(path.join(repoRoot, 'bench', 'results', 'history.jsonl'));
+  expect(history.length).toBeGreaterThan(0);
+  expect(sectionOf(read('docs/performance.md'), BENCH_HISTORY)).toBe(runsTable(history));
 });
 
 test('the section is replaced between its markers and nothing else changes', () => {
-  const document = `# Title\n\nbefore\n\n${RESULTS_START}\n\nold table\n\n${RESULTS_END}\n\nafter\n`;
-  const updated = withResults(document, '| new | table |\n');
-  expect(resultsSection(updated)).toBe('| new | table |');
+  const document = `# Title\n\nbefore\n\n${BENCH_RESULTS.start}\n\nold table\n\n${BENCH_RESULTS.end}\n\nafter\n`;
+  const updated = withSection(document, BENCH_RESULTS, '| new | table |\n');
+  expect(sectionOf(updated, BENCH_RESULTS)).toBe('| new | table |');
   expect(updated.startsWith('# Title\n\nbefore\n\n')).toBe(true);
-  expect(updated.endsWith(`${RESULTS_END}\n\nafter\n`)).toBe(true);
-  expect(() => withResults('no markers', 'x')).toThrow();
+  expect(updated.endsWith(`${BENCH_RESULTS.end}\n\nafter\n`)).toBe(true);
+  expect(() => withSection('no markers', BENCH_RESULTS, 'x')).toThrow();
 });

@@ -3,8 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { integer, loadConfig, positiveInt } from '@fleet/shared';
-import { withResults } from './docs-section';
-import { appendHistory, HISTORY_FILE, readHistory } from './history';
+import { BENCH_HISTORY, BENCH_RESULTS, withSection } from './docs-section';
+import { appendHistory, HISTORY_FILE, readHistory, runsTable } from './history';
 import { markdownTable, svgChart } from './report';
 import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
 
@@ -49,7 +49,8 @@ async function main(): Promise<void> {
   // The docs show the committed run; a run saved elsewhere leaves them as they are.
   if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
     const performanceDoc = path.join(repoRoot, 'docs', 'performance.md');
-    writeFileSync(performanceDoc, withResults(readFileSync(performanceDoc, 'utf8'), markdownTable(report)));
+    const withRun = withSection(readFileSync(performanceDoc, 'utf8'), BENCH_RESULTS, markdownTable(report));
+    writeFileSync(performanceDoc, withSection(withRun, BENCH_HISTORY, runsTable(readHistory(historyFile))));
   }
   process.stdout.write(`\n${markdownTable(report)}\n\nsaved in ${path.relative(process.cwd(), env.BENCH_RESULTS_DIR)}/\n`);
 }
