@@ -54,7 +54,11 @@ test('the broker killed with SIGKILL mid-load and started again on its data: eve
   await retryUnconfirmed(stack.url, headers, load.posts, 60_000);
   const figures = await audit('Kafka broker SIGKILL, started again on its data', load.posts);
   const inFlight = inFlightAt(load.posts, killedAt);
-  printFigures(figures, { recoverySeconds, secondsBrokerGone: Math.round((faultEndedAt - killedAt) / 100) / 10, inFlightAtKill: inFlight });
+  printFigures('a', figures, {
+    recoverySeconds,
+    secondsBrokerGone: Math.round((faultEndedAt - killedAt) / 100) / 10,
+    inFlightAtKill: inFlight,
+  });
 
   expect(broker.pid()).not.toBe(killedPid);
   expectPromiseKept(figures);

@@ -52,7 +52,7 @@ async function readiness(): Promise<number> {
   return response?.status ?? 0;
 }
 
-async function freezeUnderLoad(frozenMs: number): Promise<void> {
+async function freezeUnderLoad(row: string, frozenMs: number): Promise<void> {
   const headers = await authorization();
   expect(await readiness()).toBe(200);
 
@@ -84,7 +84,7 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
   // Posts sent once the gateway had declared the broker down, and answered before it came back.
   const refusedWhileDown = firstAttempts.filter((attempt) => attempt.startedAt >= notReadyAt && attempt.startedAt + attempt.ms < resumedAt);
   const slowestRefusalMs = Math.round(Math.max(0, ...refusedWhileDown.map((attempt) => attempt.ms)));
-  printFigures(figures, {
+  printFigures(row, figures, {
     recoverySeconds,
     frozenMs: resumedAt - pausedAt,
     notReadyAfterMs: notReadyAt - pausedAt,
@@ -103,11 +103,11 @@ async function freezeUnderLoad(frozenMs: number): Promise<void> {
 }
 
 test('a broker frozen for 10 s: /readyz goes 503, writes are refused fast with a JSON 503, every 200 has its one row, served again within two sessions and a reply timeout', async () => {
-  await freezeUnderLoad(FROZEN_MS);
+  await freezeUnderLoad('b', FROZEN_MS);
 }, 150_000);
 
 // Longer than a Kafka request may take (10 s): produces abandoned at their timeout are written once the
 // broker wakes, and the gateway's idempotent producer must start its sequence numbers afresh.
 test('a broker frozen for longer than a Kafka request: the same, and the gateway publishes again', async () => {
-  await freezeUnderLoad(LONGER_THAN_A_REQUEST_MS);
+  await freezeUnderLoad('b′', LONGER_THAN_A_REQUEST_MS);
 }, 150_000);

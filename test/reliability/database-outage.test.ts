@@ -63,7 +63,7 @@ test('connections terminated and refused for seconds under load: writers retry w
   const storedBeforeRetries = await storedCount(load.posts, database.pool);
   await retryUnconfirmed(stack.url, headers, load.posts, 30_000);
   const figures = await audit('PostgreSQL connections terminated and refused', load.posts, database.pool);
-  printFigures(figures, { storedBeforeRetries, connectionsTerminated: terminated });
+  printFigures('i', figures, { storedBeforeRetries, connectionsTerminated: terminated });
 
   expectPromiseKept(figures);
   expect(terminated).toBeGreaterThan(0);

@@ -66,7 +66,7 @@ test(`a trip-writer SIGKILLed and started again: writes are confirmed again with
   await load.finish();
   await retryUnconfirmed(stack.url, headers, load.posts, 90_000);
   const figures = await audit('trip-writer SIGKILL with the deployed defaults, restarted after 1 s', load.posts);
-  printFigures(figures, { secondsFromKillToServing: secondsFromKill });
+  printFigures('l', figures, { secondsFromKillToServing: secondsFromKill }, `${secondsFromKill} from the kill`);
   expectPromiseKept(figures);
   expect(secondsFromKill).toBeLessThanOrEqual(WRITER_CRASH_BOUND_S);
 }, 180_000);
@@ -88,7 +88,7 @@ test(`a broker frozen for 20 s: writes are confirmed again within ${BROKER_RETUR
   await load.finish();
   await retryUnconfirmed(stack.url, headers, load.posts, 90_000);
   const figures = await audit('broker frozen 20 s with the deployed defaults', load.posts);
-  printFigures(figures, { frozenSeconds: (resumedAt - pausedAt) / 1000, recoverySeconds });
+  printFigures('m', figures, { frozenSeconds: (resumedAt - pausedAt) / 1000, recoverySeconds });
   expectPromiseKept(figures);
   expect(recoverySeconds).toBeLessThanOrEqual(BROKER_RETURN_BOUND_S);
 }, 180_000);

@@ -4,12 +4,16 @@
 // holds. Each test prints its figures on one line starting with "fault-figures", so a run's output can
 // be collected for the docs.
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { Client, escapeIdentifier, Pool } from 'pg';
-import { createLogger, dropDatabase, migrate, writerConfig } from '@fleet/shared';
+import { createLogger, dropDatabase, headers as kafkaHeaders, migrate, writerConfig } from '@fleet/shared';
 import { gatewayConfig } from '@fleet/gateway';
+import { PROBE_HEADER } from '../../services/gateway/src/kafka/reply-listener';
 import { baseEnv, buildGroup, buildTrip, db, signToken, testServers, uniquePrefix } from '../support/harness';
+import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';
-import { provisionTopics } from '../support/kafka';
+import { messagesIn, provisionTopics, readTopic } from '../support/kafka';
+import { recordFaultRow, type FaultRow } from '../support/fault-figures';
 import { spawnService, type ServiceProcess } from '../support/processes';
 
 export const TRIP_PATH = '/fleet/api/v1/trip-location';
@@ -350,7 +354,7 @@ async function retryUntilConfirmed<P extends Attempted>(
   sendOne: (post: P) => Promise<Attempt>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + boundedWait(timeoutMs).ms;
   for (;;) {
     const open = posts.filter((post) => post.attempts.at(-1)?.status !== 200);
     if (open.length === 0 || Date.now() > deadline) return;
@@ -385,6 +389,8 @@ export interface Figures {
   /** First attempts answered 200, and 503. */
   ok: number;
   unavailable: number;
+  /** First attempts that got no answer at all (the connection refused or cut). */
+  noAnswer: number;
   /** The codes of the first 503s, e.g. E-S1/1-02 (no reply in time) or E-S1/1-01 (broker unavailable). */
   unavailableCodes: Record<string, number>;
   /** Over every attempt, first or retried: answers neither 200 nor a JSON 503, and requests that got no answer. */
@@ -435,6 +441,7 @@ function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'du
     sent: posts.length,
     ok: first.filter((attempt) => attempt.status === 200).length,
     unavailable: first.filter((attempt) => attempt.status === 503).length,
+    noAnswer: first.filter((attempt) => attempt.status === 'network-error').length,
     unavailableCodes,
     otherStatus: other.length,
     otherStatuses: Object.fromEntries(
@@ -450,6 +457,59 @@ function answerFigures(posts: Attempted[]): Omit<Figures, 'fault' | 'rows' | 'du
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     maxMs: percentile(latencies, 1),
+  };
+}
+
+/** How a topic's commands were answered on the reply topic, counted by correlation id. */
+export interface ReplyCounts {
+  commands: number;
+  /** Correlation ids found on more than one command: a command the gateway published twice. */
+  publishedTwice: number;
+  /** Commands with no reply at all. */
+  unanswered: number;
+  /** Commands answered once, twice, and more often. */
+  answeredOnce: number;
+  answeredTwice: number;
+  answeredMore: number;
+}
+
+/** Every message a topic holds, read from its beginning. */
+async function wholeTopic(topic: string) {
+  const count = await messagesIn(topic);
+  const messages = await readTopic(topic, count, 30_000);
+  if (messages.length < count) throw new Error(`read ${messages.length} of the ${count} messages of ${topic}`);
+  return messages;
+}
+
+/**
+ * Reads a command topic and the reply topic whole, and counts each command's replies. A writer replies
+ * once to each delivery of a command it handled, so a command is answered twice only when a writer
+ * crashed after replying and before committing, and its successor replied again to the redelivery.
+ */
+export async function replyCounts(commandTopic: string, replyTopic: string): Promise<ReplyCounts> {
+  const [commands, replies] = await Promise.all([wholeTopic(commandTopic), wholeTopic(replyTopic)]);
+  const published = new Map<string, number>();
+  for (const message of commands) {
+    const id = message.headers[kafkaHeaders.correlationId]!;
+    published.set(id, (published.get(id) ?? 0) + 1);
+  }
+  // A reply message holds the replies of many commands, each naming its correlation id.
+  const answered = new Map<string, number>();
+  for (const message of replies) {
+    if (message.headers[PROBE_HEADER] !== undefined) continue;
+    const entries = JSON.parse(message.value ?? '[]') as Array<{ correlationId?: string }>;
+    for (const { correlationId: id } of Array.isArray(entries) ? entries : []) {
+      if (id !== undefined && published.has(id)) answered.set(id, (answered.get(id) ?? 0) + 1);
+    }
+  }
+  const times = [...published.keys()].map((id) => answered.get(id) ?? 0);
+  return {
+    commands: published.size,
+    publishedTwice: [...published.values()].filter((count) => count > 1).length,
+    unanswered: times.filter((count) => count === 0).length,
+    answeredOnce: times.filter((count) => count === 1).length,
+    answeredTwice: times.filter((count) => count === 2).length,
+    answeredMore: times.filter((count) => count > 2).length,
   };
 }
 
@@ -527,9 +587,37 @@ export function problemsLogged(services: ServiceProcess[], limit = 40): string {
     .join('\n');
 }
 
-/** One line per fault, collected from a run's output for the docs. */
-export function printFigures(figures: Figures, extra: Record<string, unknown> = {}): void {
-  process.stdout.write(`fault-figures ${JSON.stringify({ ...figures, ...extra })}\n`);
+/** The row a fault test adds to docs/reliability.md's table, before the run's name and time. */
+export type FaultCells = Omit<FaultRow, 'test' | 'recordedAt'>;
+
+/**
+ * Prints a fault's figures on one line, and with FAULT_FIGURES=record saves them as the row `row` of
+ * docs/reliability.md's table (test/reliability/results/fault-figures.json).
+ */
+export function recordFigures(cells: FaultCells): void {
+  process.stdout.write(`fault-figures ${JSON.stringify({ row: cells.row, ...cells.figures })}\n`);
+  if (process.env.FAULT_FIGURES !== 'record') return;
+  const test = path.basename(expect.getState().testPath ?? 'unknown').replace(/\.test\.ts$/, '');
+  recordFaultRow({ ...cells, test, recordedAt: new Date().toISOString() });
+}
+
+/**
+ * A fault's figures as its row: the first attempts' answers (those that got none, when any did, beside
+ * the 503s), the rows found and their duplicates, and `recover`, else the extra's recoverySeconds.
+ */
+export function printFigures(row: string, figures: Figures, extra: Record<string, unknown> = {}, recover?: string): void {
+  const { noAnswer } = figures;
+  recordFigures({
+    row,
+    fault: figures.fault,
+    sent: figures.sent,
+    ok: figures.ok,
+    unavailable: noAnswer ? `${figures.unavailable} (${noAnswer.toLocaleString('en-US')} no answer)` : figures.unavailable,
+    rows: figures.rows,
+    duplicates: figures.duplicates,
+    recover: recover ?? (typeof extra.recoverySeconds === 'number' ? String(extra.recoverySeconds) : '–'),
+    figures: { ...figures, ...extra },
+  });
 }
 
 /** What every fault must leave: each post stored once with the values sent, each 200 naming its row. */
@@ -580,8 +668,9 @@ export async function secondsToRecover(
 ): Promise<number> {
   const probes: Array<Promise<Attempt>> = [];
   const first: { okAt?: number } = {};
+  const giveUpAt = Date.now() + boundedWait(timeoutMs - (Date.now() - faultEndedAt)).ms;
   while (first.okAt === undefined) {
-    if (Date.now() - faultEndedAt > timeoutMs) throw new Error(`the stack did not serve again within ${timeoutMs} ms of the fault ending`);
+    if (Date.now() > giveUpAt) throw new Error(`the stack did not serve again within ${Date.now() - faultEndedAt} ms of the fault ending`);
     probes.push(
       send(resolveUrl(url), body(), headers).then((attempt) => {
         if (attempt.status === 200) first.okAt = Math.min(first.okAt ?? Infinity, attempt.answeredAt);

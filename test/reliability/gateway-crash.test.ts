@@ -5,6 +5,7 @@
 // gateway had published is stored by the writer all the same and found again by the retry; whatever it
 // had not published is stored by the retry. In the end every acknowledged id is a row holding the values
 // sent, nothing is stored twice, and no row is left that no client was told of.
+import { topicsFor } from '@fleet/shared';
 import { closeKafka, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
@@ -19,6 +20,7 @@ import {
   secondsToRecover,
   startLoad,
   recoveryBoundSeconds,
+  replyCounts,
   startProcessStack,
   storedCount,
   waitUntil,
@@ -52,10 +54,19 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
   // gateway dies; it carries on as soon as the gateway is gone.
   const [writer] = stack.writers;
   writer!.kill('SIGSTOP');
+  // The kill follows the scrape that saw both kinds of work at once: commands published and waiting
+  // for their replies, and commands accepted into a linger batch not yet handed to the producer.
   let pendingAtKill = 0;
+  let unsentAtKill = 0;
   await waitUntil(
-    async () => (pendingAtKill = await metricValue(stack.gateway, 'fleet_kafka_pending_replies')) >= 100,
-    'requests waiting for replies',
+    async () => {
+      [pendingAtKill, unsentAtKill] = await Promise.all([
+        metricValue(stack.gateway, 'fleet_kafka_pending_replies'),
+        metricValue(stack.gateway, 'fleet_kafka_unsent_commands'),
+      ]);
+      return pendingAtKill >= 100 && unsentAtKill > 0;
+    },
+    'requests waiting for replies while a linger batch gathers',
     10_000,
     10,
   );
@@ -81,25 +92,43 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
   // Posts the gateway had accepted when it was killed; the ones sent later found no gateway at all.
   const cutOff = load.posts.filter((post) => post.attempts[0]!.status === 'network-error' && post.attempts[0]!.startedAt < killedAt);
   const storedUnanswered = await storedCount(cutOff);
+  // Before any retry, nothing was delivered twice: the gateway published each command once, the writer
+  // answered each once, and found none stored already.
+  const topics = topicsFor(prefix);
+  const replies = await replyCounts(topics.tripLocations, topics.replies);
+  const duplicatesBeforeRetries = await metricValue(stack.writers[0]!, 'fleet_writer_duplicates_skipped_total');
   await retryUnconfirmed(() => stack.url, headers, load.posts, 60_000);
   const figures = await audit('gateway SIGKILL with replies pending, restarted, clients retry', load.posts);
   const inFlight = inFlightAt(load.posts, killedAt);
-  printFigures(figures, {
+  printFigures('f', figures, {
     recoverySeconds,
     secondsGatewayGone: Math.round((restartedAt - killedAt) / 100) / 10,
     pendingAtKill,
+    unsentAtKill,
     inFlightAtKill: inFlight,
     cutOff: cutOff.length,
     storedUnanswered,
     unsent: cutOff.length - storedUnanswered,
+    replies,
   });
 
   expectDataKept(figures);
+  expect({ ...replies, duplicatesBeforeRetries }).toEqual({
+    commands: replies.commands,
+    publishedTwice: 0,
+    unanswered: 0,
+    answeredOnce: replies.commands,
+    answeredTwice: 0,
+    answeredMore: 0,
+    duplicatesBeforeRetries: 0,
+  });
   // The other answers are as the API promises: only the requests the kill cut off got none.
   expect(figures.otherStatus).toBe(0);
   expect(figures.networkErrors).toBeGreaterThanOrEqual(inFlight);
   // The kill found both kinds of work in flight: published commands waiting for replies (stored, and
   // answered only by the retry) and accepted commands never published (stored only by the retry).
+  expect(pendingAtKill).toBeGreaterThanOrEqual(100);
+  expect(unsentAtKill).toBeGreaterThan(0);
   expect(inFlight).toBeGreaterThan(0);
   expect(storedUnanswered).toBeGreaterThan(0);
   expect(cutOff.length - storedUnanswered).toBeGreaterThan(0);

@@ -60,7 +60,7 @@ test('poison messages among valid posts go to the dead-letter topic with their r
   await load.finish();
   const figures = await audit('poison messages among valid commands', load.posts);
   const deadLettered = await metricValue(writer!, 'fleet_writer_dead_lettered_total');
-  printFigures(figures, { poisonMessages: poison.length, deadLettered });
+  printFigures('k', figures, { poisonMessages: poison.length, deadLettered });
 
   expect(figures.unavailable).toBe(0);
   expectPromiseKept(figures);

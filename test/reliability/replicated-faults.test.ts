@@ -161,6 +161,9 @@ async function underLoad(fault: () => Promise<void>): Promise<FaultRun> {
   return { posts: load.posts, faultAt, gapMs };
 }
 
+/** The fault table's note for a run: its longest stretch without a 200. */
+const gapNote = (run: FaultRun) => `– (longest stretch without a 200: ${(run.gapMs / 1000).toFixed(1)} s)`;
+
 /** The first attempts answered 200 in each second from the fault on: where the writes stalled, and for how long. */
 function okBySecond(run: FaultRun): number[] {
   const counts: number[] = [];
@@ -188,7 +191,12 @@ test('the node leading the most trip-location partitions is SIGKILLed and starte
   const leader = await busiestLeader();
   const run = await underLoad(() => killForTheFault(nodeOf(leader)));
   const figures = await audit(`Kafka node ${leader} of 3 (leading the most partitions) SIGKILL, started again 20 s later`, run.posts);
-  printFigures(figures, { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtKill: inFlightAt(run.posts, run.faultAt) });
+  printFigures(
+    'p',
+    figures,
+    { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtKill: inFlightAt(run.posts, run.faultAt) },
+    gapNote(run),
+  );
 
   expectPromiseKept(figures);
   expect(run.gapMs).toBeLessThanOrEqual(maxGapMs());
@@ -203,7 +211,12 @@ test('the node leading the most partitions frozen with SIGSTOP for 20 s, then SI
     frozen.signal('SIGCONT');
   });
   const figures = await audit(`Kafka node ${frozen.nodeId} of 3 frozen (SIGSTOP) for 20 s`, run.posts);
-  printFigures(figures, { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtFreeze: inFlightAt(run.posts, run.faultAt) });
+  printFigures(
+    'q',
+    figures,
+    { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtFreeze: inFlightAt(run.posts, run.faultAt) },
+    gapNote(run),
+  );
 
   expectPromiseKept(figures);
   await expectWholeAgain();
@@ -220,12 +233,17 @@ test('the active KRaft controller is SIGKILLed and started again 20 s later: ano
     }),
   );
   const figures = await audit(`Kafka node ${controller} of 3 (the active controller) SIGKILL, started again 20 s later`, run.posts);
-  printFigures(figures, {
-    longestGapMs: run.gapMs,
-    okBySecond: okBySecond(run),
-    inFlightAtKill: inFlightAt(run.posts, run.faultAt),
-    successor,
-  });
+  printFigures(
+    'r',
+    figures,
+    {
+      longestGapMs: run.gapMs,
+      okBySecond: okBySecond(run),
+      inFlightAtKill: inFlightAt(run.posts, run.faultAt),
+      successor,
+    },
+    gapNote(run),
+  );
 
   expectPromiseKept(figures);
   expect(successor).toBeDefined();

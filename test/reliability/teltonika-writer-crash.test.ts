@@ -5,10 +5,11 @@
 import net from 'node:net';
 import { freePort } from '../../deploy/local/src/apache-kafka';
 import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/gateway/src/teltonika/codec';
-import { closeKafka } from '../support/kafka';
+import { topicsFor } from '@fleet/shared';
+import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/kafka';
 import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
-import { metricValue, startProcessStack, waitUntil, type ProcessStack } from './fault-support';
+import { metricValue, recordFigures, replyCounts, startProcessStack, waitUntil, type ProcessStack } from './fault-support';
 
 const DEVICES = 12;
 const RECORDS_PER_PACKET = 10;
@@ -135,6 +136,21 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   // The kill landed with packets waiting: sent before it, not acknowledged.
   expect(runs.filter((run) => run.waitingSince !== undefined && run.waitingSince <= killedAt).length).toBeGreaterThan(0);
   const acknowledgedAtKill = acknowledged();
+  // What the killed writer left: the commands it committed (a packet each, every one sent once so far),
+  // and the records stored for the devices, among them those of packets stored and not committed.
+  const topics = topicsFor(stack.prefix);
+  const groupId = `${stack.prefix}.trip-writer`;
+  const committedAtKill = [...(await committedOffsets(groupId, topics.tripLocations)).values()].reduce((sum, offset) => sum + offset, 0);
+  const storedRecords = async () =>
+    Number(
+      (
+        await db().query<{ n: string }>('SELECT count(*) AS n FROM trip_locations WHERE imei = ANY($1::text[])', [
+          runs.map((run) => run.imei),
+        ])
+      ).rows[0]!.n,
+    );
+  const storedAtKill = await storedRecords();
+  expect(runs.reduce((sum, run) => sum + run.resent, 0)).toBe(0);
   // With no writer, the waiting packets' replies never come: the listener gives up on them at
   // REPLY_TIMEOUT_MS, unacknowledged, and their devices send them again. Only then is a writer back.
   await waitUntil(async () => (await packetsCounted('failed')) > 0, 'the listener to give up on a packet, unacknowledged', 60_000, 200);
@@ -143,6 +159,12 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   await waitUntil(() => acknowledged() >= acknowledgedAtKill + 3 * DEVICES, 'packets acknowledged again after the restart', 90_000, 100);
   stopping = true;
   await Promise.all(devices);
+  await waitUntil(
+    async () => (await groupLag(groupId, topics.tripLocations)) === 0,
+    'the successor to commit the whole topic',
+    60_000,
+    200,
+  );
 
   const rows = await db().query<{ imei: string; n: number; distinct_times: number }>(
     'SELECT imei, count(*)::int AS n, count(DISTINCT gps_time)::int AS distinct_times FROM trip_locations WHERE imei = ANY($1::text[]) GROUP BY imei',
@@ -156,9 +178,33 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   // first sending, left in Kafka by the killed writer, was stored before its resend arrived.
   const resent = runs.reduce((sum, run) => sum + run.resent, 0);
   expect(resent).toBeGreaterThan(0);
-  expect(await metricValue(successor, 'fleet_writer_duplicates_skipped_total')).toBeGreaterThanOrEqual(resent * RECORDS_PER_PACKET);
-  process.stdout.write(
-    `teltonika writer crash: ${acknowledged()} packets acknowledged, ${runs.reduce((sum, run) => sum + run.resent, 0)} resent, ` +
-      `${await packetsCounted('failed')} given up by the listener at the reply timeout\n`,
-  );
+  // Every record handed to the successor was stored by it or counted as found stored already: the
+  // resendings, and the packets the killed writer stored without committing.
+  const handedOver = (await messagesIn(topics.tripLocations)) - committedAtKill;
+  const storedBySuccessor = (await storedRecords()) - storedAtKill;
+  const duplicates = await metricValue(successor, 'fleet_writer_duplicates_skipped_total');
+  expect(duplicates).toBe(handedOver * RECORDS_PER_PACKET - storedBySuccessor);
+  expect(duplicates).toBeGreaterThanOrEqual(resent * RECORDS_PER_PACKET);
+  // Every packet's command answered; twice only when the killed writer replied and could not commit.
+  const replies = await replyCounts(topics.tripLocations, topics.replies);
+  expect({ publishedTwice: replies.publishedTwice, unanswered: replies.unanswered, answeredMore: replies.answeredMore }).toEqual({
+    publishedTwice: 0,
+    unanswered: 0,
+    answeredMore: 0,
+  });
+  expect(replies.answeredTwice * RECORDS_PER_PACKET).toBeLessThanOrEqual(duplicates - resent * RECORDS_PER_PACKET);
+  const packets = runs.reduce((sum, run) => sum + run.acknowledged, 0);
+  const records = runs.reduce((sum, run) => sum + run.records, 0);
+  recordFigures({
+    row: 'o',
+    fault: `trip-writer SIGKILLed while ${DEVICES} Teltonika devices wait for their acknowledgements; the devices resend`,
+    sent: `${packets} packets of ${RECORDS_PER_PACKET}`,
+    ok: '–',
+    unavailable: `${resent} resent`,
+    rows: [...stored.values()].reduce((sum, row) => sum + row.n, 0),
+    duplicates: [...stored.values()].reduce((sum, row) => sum + row.n - row.distinct_times, 0),
+    recover: '–',
+    figures: { packets, records, resent, givenUpByListener: await packetsCounted('failed'), duplicatesSkipped: duplicates, replies },
+  });
+  expect(records).toBe(packets * RECORDS_PER_PACKET);
 }, 240_000);

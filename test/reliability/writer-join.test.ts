@@ -56,7 +56,7 @@ test('a second trip-writer joins mid-load: it takes partitions, every 200 has it
     [first!, newcomer].map((writer) => metricValue(writer, 'fleet_writer_rows_inserted_total')),
   );
   const inFlight = inFlightAt(load.posts, joinStartedAt);
-  printFigures(figures, { recoverySeconds, inFlightAtJoin: inFlight, redeliveredDuplicates, firstInserted, newcomerInserted });
+  printFigures('d', figures, { recoverySeconds, inFlightAtJoin: inFlight, redeliveredDuplicates, firstInserted, newcomerInserted });
 
   expectPromiseKept(figures);
   expect(inFlight).toBeGreaterThan(0);

@@ -92,7 +92,7 @@ test('one of two trip-writers leaves mid-load: the other takes its partitions, e
   const byLeaver = new Set(storedMessages(leaver!));
   expect(storedMessages(survivor!).filter((message) => byLeaver.has(message))).toEqual([]);
   const figures = await audit('one of two trip-writers leaves (rebalance)', load.posts);
-  printFigures(figures);
+  printFigures('e', figures);
 
   expectPromiseKept(figures);
   expect(figures.ok + figures.unavailable).toBe(figures.sent);
