@@ -35,4 +35,3 @@ export function listRoutes(app: Express): ServedRoute[] {
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '', routes);
   return routes;
 }
-
