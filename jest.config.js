@@ -27,6 +27,7 @@ const common = {
     '^@fleet/shared$': '<rootDir>/shared/src/index.ts',
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',
     '^@fleet/gateway/teltonika/codec$': '<rootDir>/services/gateway/src/teltonika/codec.ts',
+    '^@fleet/local-stack/kafka-cluster$': '<rootDir>/deploy/local/src/kafka-cluster.ts',
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',
   },

@@ -3,10 +3,11 @@
 // figures are measured; the plans are a linear extrapolation of them. The costs measured through 4
 // gateways and 4 trip-writers are shown beside them, but the plans are not drawn from them: on a host
 // with fewer cores than processes those costs are of processes taking turns on a core, not of
-// instances each on a core of its own, which is what a plan deploys.
+// instances each on a core of its own, which is what a plan deploys. The broker is planned from its
+// cost on three nodes when the run measured it, since production replicates every write three times.
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './run-bench';
-import { SCALE_OUT_FOUR } from './scale-out';
+import { REPLICATED_SCENARIO, SCALE_OUT_FOUR } from './scale-out';
 
 export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
 export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
@@ -37,8 +38,12 @@ export interface CapacityModel {
   batchPositions: number;
   /** Per core, each position posted on its own through 4 gateways and 4 trip-writers; null when not run. */
   scaledOut?: PerCore | null;
+  /** Per core, each position posted on its own on three Kafka nodes (the broker: all three); null when not run. */
+  replicated?: PerCore | null;
   /** The scenario whose costs the plans extrapolate. */
   plannedFrom?: string;
+  /** The scenario the broker's cost is planned from instead, when it was run: the three Kafka nodes. */
+  brokerPlannedFrom?: string;
   /** Plans for fleets whose devices each post their positions one at a time. */
   plans: CapacityPlan[];
 }
@@ -91,14 +96,19 @@ export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: num
   const single = scenarios.find((scenario) => scenario.name === 'trip create, JSON');
   const fourAndFour = scenarios.find((scenario) => scenario.name === SCALE_OUT_FOUR);
   const batch = scenarios.find((scenario) => scenario.cpuMicrosPerPosition !== undefined);
+  const onCluster = scenarios.find((scenario) => scenario.name === REPLICATED_SCENARIO);
   const singlePosts = perCore(single?.cpuMicrosPerRequest);
   const scaledOut = fourAndFour ? perCore(fourAndFour.cpuMicrosPerRequest) : null;
+  const replicated = onCluster ? perCore(onCluster.cpuMicrosPerRequest) : null;
+  const planned = replicated?.broker ? { ...singlePosts, broker: replicated.broker } : singlePosts;
   return {
     singlePosts,
     batches: perCore(batch?.cpuMicrosPerPosition),
     batchPositions,
     scaledOut,
+    replicated,
     plannedFrom: single?.name ?? 'trip create, JSON',
-    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, singlePosts, bytesPerPosition)),
+    ...(replicated?.broker ? { brokerPlannedFrom: REPLICATED_SCENARIO } : {}),
+    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, planned, bytesPerPosition)),
   };
 }

@@ -66,9 +66,15 @@ export function capacityTable(capacity: CapacityModel): string[] {
           `| one position a request, 4 gateways + 4 trip-writers | ${CAPACITY_PARTS.map((part) => thousands(capacity.scaledOut![part])).join(' | ')} |`,
         ]
       : []),
+    ...(capacity.replicated
+      ? [
+          `| one position a request, three Kafka nodes | ${CAPACITY_PARTS.map((part) => thousands(capacity.replicated![part])).join(' | ')} |`,
+        ]
+      : []),
     '',
     `Extrapolated for devices each posting one position every ${REPORT_INTERVAL_S} s, parts planned ${PLANNED_UTILISATION * 100}% busy, ` +
-      `from the costs of "${capacity.plannedFrom ?? 'trip create, JSON'}"`,
+      `from the costs of "${capacity.plannedFrom ?? 'trip create, JSON'}"` +
+      (capacity.brokerPlannedFrom ? `, the broker's from "${capacity.brokerPlannedFrom}"` : ''),
     '',
     '| positions/s | devices | gateways | trip-writers | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

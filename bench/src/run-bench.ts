@@ -19,7 +19,17 @@ import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { quantileMs, teltonikaLoad } from './teltonika-load';
 import { followedDevices, LiveStreams, LIVE_STREAMS_SCENARIO, type StreamDelay } from './live-streams';
 import { capacityModel, type CapacityModel } from './capacity';
-import { pendingReplies, postsAnswered, SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
+import { startReplicated, type Replicated } from './replicated';
+import {
+  pendingReplies,
+  postsAnswered,
+  REPLICATED_SCENARIO,
+  SCALE_OUT_FOUR,
+  SCALE_OUT_ONE,
+  SCALE_OUT_TWO,
+  startScaleOut,
+  type ScaleOut,
+} from './scale-out';
 import {
   addCpu,
   CPU_PARTS,
@@ -511,6 +521,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const stopList: ChildProcess[] = [];
   /** The scale-out's added gateways and trip-writers while they run. */
   const scaleOut: ScaleOut[] = [];
+  /** The replicated scenario's three Kafka nodes and the gateway and trip-writer on them, while they run. */
+  let replicated: Replicated | undefined;
   const stopAll = async () => {
     await Promise.all(
       stopList.map(
@@ -812,6 +824,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // the host has least time to drift between them. Only a stack started here has processes to copy.
     if (services.gateway && services['trip-writer']) {
       const creates: LoadRequest = { ...tripCreateJson, positions: 1 };
+      const createThrough = async (url: string) => {
+        const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
+          method: 'POST',
+          headers: { ...bearer(), ...json },
+          body: JSON.stringify(uniqueTrip()),
+        });
+        await response.arrayBuffer();
+        return response.status;
+      };
       await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf());
       const gatewayUrls = [gatewayUrl];
       for (const [name, added] of [
@@ -829,15 +850,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           tripWriterPid: services['trip-writer'],
           gatewayUrls,
           ports,
-          create: async (url) => {
-            const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
-              method: 'POST',
-              headers: { ...bearer(), ...json },
-              body: JSON.stringify(uniqueTrip()),
-            });
-            await response.arrayBuffer();
-            return response.status;
-          },
+          create: createThrough,
         });
         scaleOut.push(twins);
         gatewayUrls.push(...twins.gatewayUrls);
@@ -845,6 +858,35 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, scaleOut), answeredBy);
       }
       for (const twins of scaleOut.splice(0)) await twins.stop();
+
+      // Replication: 1 + 1 again, on three Kafka nodes instead of the single broker, right after the
+      // single broker's 1 + 1 above. The launcher's own gateway and trip-writer stay idle meanwhile, on
+      // the single broker; the part figures are the twins', the three nodes' and PostgreSQL's.
+      process.stderr.write('bench: starting three Kafka nodes, a gateway and a trip-writer on them\n');
+      const gatewayPort = await freePort();
+      let metricsPort = await freePort();
+      while (metricsPort === gatewayPort) metricsPort = await freePort();
+      const ports: [number, number] = [gatewayPort, metricsPort];
+      replicated = await startReplicated({
+        gatewayPid: services.gateway,
+        tripWriterPid: services['trip-writer'],
+        ports,
+        create: createThrough,
+      });
+      const onCluster = replicated;
+      const clusterCpu: CpuOf = {
+        sources: {
+          gateway: pidsOf(...onCluster.twins.gatewayPids),
+          'trip-writer': pidsOf(...onCluster.twins.tripWriterPids),
+          'group-writer': () => [],
+          broker: () => onCluster.brokerPids(),
+          postgres: local ? postgresPids : () => [],
+        },
+        server: 'gateway',
+      };
+      await runScenario(REPLICATED_SCENARIO, onCluster.twins.gatewayUrls[0]!, creates, clusterCpu);
+      await onCluster.stop();
+      replicated = undefined;
     }
     const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
     const helloMean = { requestsPerSecond: mean((run) => run.requestsPerSecond), p99Ms: Math.round(mean((run) => run.p99Ms)) };
@@ -896,6 +938,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   } finally {
     // The added gateways and trip-writers first: the trip-writers leave their group while the broker runs.
     for (const twins of scaleOut) await twins.stop();
+    await replicated?.stop();
     await stopAll();
   }
 }

@@ -14,6 +14,8 @@ import { readFileSync } from 'node:fs';
 export const SCALE_OUT_ONE = 'scale-out: 1 gateway + 1 trip-writer, trip create JSON';
 export const SCALE_OUT_TWO = 'scale-out: 2 gateways + 2 trip-writers, trip create JSON';
 export const SCALE_OUT_FOUR = 'scale-out: 4 gateways + 4 trip-writers, trip create JSON';
+/** 1 + 1 again, on three Kafka nodes (three replicas, min.insync.replicas 2) instead of the single broker. */
+export const REPLICATED_SCENARIO = 'replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON';
 
 /** A /proc file of NUL-terminated strings (cmdline, environ), as its strings. */
 export function nulSeparated(text: string): string[] {
@@ -114,6 +116,8 @@ export interface ScaleOutOptions {
   ports: number[];
   /** Posts one trip create through a gateway and answers its status. */
   create: (gatewayUrl: string) => Promise<number>;
+  /** Settings every twin gets beside its ports (another broker, for one). */
+  env?: Record<string, string>;
 }
 
 function stopProcess(child: ChildProcess): Promise<void> {
@@ -132,8 +136,10 @@ function stopProcess(child: ChildProcess): Promise<void> {
  */
 export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut> {
   const pairs = Array.from({ length: options.ports.length / 2 }, (_, i) => [options.ports[2 * i]!, options.ports[2 * i + 1]!] as const);
-  const gateways = pairs.map(([gatewayPort]) => startTwin(options.gatewayPid, { PORT: String(gatewayPort) }));
-  const tripWriters = pairs.map(([, metricsPort]) => startTwin(options.tripWriterPid, { METRICS_PORT: String(metricsPort) }));
+  const gateways = pairs.map(([gatewayPort]) => startTwin(options.gatewayPid, { ...options.env, PORT: String(gatewayPort) }));
+  const tripWriters = pairs.map(([, metricsPort]) =>
+    startTwin(options.tripWriterPid, { ...options.env, METRICS_PORT: String(metricsPort) }),
+  );
   const children = [...gateways, ...tripWriters];
   const stop = () => Promise.all(children.map(stopProcess)).then(() => undefined);
   try {

@@ -18,11 +18,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayConfig } from '@fleet/gateway';
 import { createKafka, createLogger, KAFKA_REQUEST_TIMEOUT_MS } from '@fleet/shared';
 import type { Admin } from 'kafkajs';
-import { assertPortBindable } from '../../deploy/local/src/apache-kafka';
 import {
   activeController,
   BROKER_SESSION_TIMEOUT_MS,
   CLUSTER_NODES,
+  freePortRange,
   localKafkaCluster,
   type ClusterNode,
   type LocalKafkaCluster,
@@ -55,23 +55,6 @@ let cluster: LocalKafkaCluster;
 let stack: ProcessStack;
 let admin: Admin;
 let headers: Record<string, string>;
-
-/** Six consecutive free ports: three brokers', then three controllers'. */
-async function freePortRange(): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: 2 * CLUSTER_NODES }, (_, i) => base + i);
-    const free = await Promise.all(
-      ports.map((port) =>
-        assertPortBindable(port).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    if (free.every(Boolean)) return base;
-  }
-}
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-replicated-kafka-'));

@@ -103,6 +103,23 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
   ].join('\n');
 }
 
+/** A base port with the 2 × CLUSTER_NODES ports from it free: the nodes' broker ports, then their controllers'. */
+export async function freePortRange(): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const ports = Array.from({ length: 2 * CLUSTER_NODES }, (_, i) => base + i);
+    const free = await Promise.all(
+      ports.map((port) =>
+        assertPortBindable(port).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    if (free.every(Boolean)) return base;
+  }
+}
+
 export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
   const brokers = nodeIds.map((id) => `127.0.0.1:${options.port + id - 1}`);
   const pidFile = (id: number) => path.join(options.dataDir, `broker-${id}.pid`);
