@@ -884,6 +884,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         },
         server: 'gateway',
       };
+      // Three fresh JVMs, warmed as the single broker was before the first write scenario.
+      if (options.warmupSeconds > 0) {
+        process.stderr.write(`bench: warming up the three Kafka nodes for ${WRITE_PATH_WARMUP_SECONDS} s\n`);
+        await load(onCluster.twins.gatewayUrls[0]!, tripCreateJson, options.connections, WRITE_PATH_WARMUP_SECONDS);
+        await repliesSettled(onCluster.twins.gatewayUrls[0]!);
+      }
       await runScenario(REPLICATED_SCENARIO, onCluster.twins.gatewayUrls[0]!, creates, clusterCpu);
       await onCluster.stop();
       replicated = undefined;
