@@ -473,6 +473,21 @@ export interface ReplyCounts {
   answeredMore: number;
 }
 
+/**
+ * One reply per delivery: the gateway published each command once, every command was answered, and
+ * none more than twice; twice only for the commands redelivered after a writer's crash, of which there
+ * were `redelivered` (a writer replies to each delivery, and a crash after the reply and before the
+ * commit means a second one).
+ */
+export function expectOneReplyPerDelivery(replies: ReplyCounts, redelivered: number): void {
+  expect({ publishedTwice: replies.publishedTwice, unanswered: replies.unanswered, answeredMore: replies.answeredMore }).toEqual({
+    publishedTwice: 0,
+    unanswered: 0,
+    answeredMore: 0,
+  });
+  expect(replies.answeredTwice).toBeLessThanOrEqual(redelivered);
+}
+
 /** Every message a topic holds, read from its beginning. */
 async function wholeTopic(topic: string) {
   const count = await messagesIn(topic);
