@@ -1,7 +1,7 @@
 // `npm start` with GATEWAY_REPLICAS=2 and TRIP_WRITER_REPLICAS=2: two gateways, on PORT and PORT + 1, and
 // two trip-writers in one consumer group, each supervised; both gateways serve writes, and SIGTERM stops
 // them all. The launcher runs compiled, as `npm start` runs it.
-import { freePort } from '../../deploy/local/src/apache-kafka';
+import { assertPortBindable, freePort } from '../../deploy/local/src/apache-kafka';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { closeKafka, testKafka } from '../support/kafka';
@@ -18,8 +18,22 @@ function running(): string[] {
     .sort();
 }
 
+/** A free port whose next one is free too: the two gateways'. */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const first = await freePort();
+    if (
+      await assertPortBindable(first + 1).then(
+        () => true,
+        () => false,
+      )
+    )
+      return first;
+  }
+}
+
 beforeAll(async () => {
-  port = await freePort();
+  port = await freePortPair();
   prefix = uniquePrefix('launcher-replicas');
   started = await startLauncher(launcherEnv(prefix, port, { GATEWAY_REPLICAS: '2', TRIP_WRITER_REPLICAS: '2' }));
 }, 150_000);

@@ -51,7 +51,19 @@ export function launcherEnv(prefix: string, port: number, overrides: Record<stri
 
 export const launcherScript = path.join(root, 'deploy/local/dist/start-stack.js');
 
-/** Starts a launcher and resolves once it says the stack is ready. */
+/** The launcher's warnings and errors so far, its services' included, for the message of a failed start. */
+function problems(launcher: Launcher): string {
+  return launcher.lines
+    .filter((line) => Number(line.level ?? 0) >= 40)
+    .slice(-10)
+    .map((line) => `${line.service ?? 'stack'}: ${line.msg}`)
+    .join('\n');
+}
+
+/**
+ * Starts a launcher and resolves once it says the stack is ready; fails as soon as it exits, or when it
+ * is not ready in time, with what it logged of its trouble.
+ */
 export async function startLauncher(env: NodeJS.ProcessEnv): Promise<Launcher> {
   const child = spawn(process.execPath, [launcherScript], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const launcher: Launcher = { process: child, lines: [], raw: [] };
@@ -63,7 +75,20 @@ export async function startLauncher(env: NodeJS.ProcessEnv): Promise<Launcher> {
       // Not a log line.
     }
   });
-  await eventually(() => launcher.lines.find((line) => line.msg.startsWith('stack is ready')), 120_000, { what: 'the stack to be ready' });
+  const exited = new Promise<never>((_resolve, reject) =>
+    child.once('exit', (code, signal) => reject(new Error(`the launcher exited (${code ?? signal}) before the stack was ready`))),
+  );
+  // Once the stack is ready, the launcher's exit is the test's business, not a failure of its start.
+  exited.catch(() => undefined);
+  try {
+    await Promise.race([
+      eventually(() => launcher.lines.find((line) => line.msg.startsWith('stack is ready')), 120_000, { what: 'the stack to be ready' }),
+      exited,
+    ]);
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw new Error(`${(error as Error).message}\n${problems(launcher)}`, { cause: error });
+  }
   return launcher;
 }
 
