@@ -17,7 +17,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayConfig } from '@fleet/gateway';
 import { createKafka, createLogger, KAFKA_REQUEST_TIMEOUT_MS } from '@fleet/shared';
-import type { Admin } from 'kafkajs';
+import { AssignerProtocol, type Admin } from 'kafkajs';
 import {
   activeController,
   BROKER_SESSION_TIMEOUT_MS,
@@ -93,6 +93,21 @@ async function busiestLeader(): Promise<number> {
   const led = new Map<number, number>();
   for (const partition of topic!.partitions) led.set(partition.leader, (led.get(partition.leader) ?? 0) + 1);
   return [...led.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+/**
+ * The node leading the reply partition the gateway names in its commands, the lowest it owns: frozen,
+ * it holds both the gateway's commands bound for it and every reply a writer sends.
+ */
+async function gatewayRepliesLeader(): Promise<number> {
+  const replies = `${stack.prefix}.replies`;
+  const { groups } = await admin.describeGroups([`${replies}.gateways`]);
+  const owned = groups.flatMap((group) =>
+    group.members.flatMap((member) => AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment[replies] ?? []),
+  );
+  expect(owned.length).toBeGreaterThan(0);
+  const [topic] = (await admin.fetchTopicMetadata({ topics: [replies] })).topics;
+  return topic!.partitions.find((partition) => partition.partitionId === Math.min(...owned))!.leader;
 }
 
 /** Partitions of the stack's topics and of the consumer offsets with fewer than three in-sync replicas. */
@@ -186,14 +201,20 @@ test('the node leading the most trip-location partitions is SIGKILLed and starte
   await expectWholeAgain();
 }, 600_000);
 
-test('the node leading the most partitions frozen with SIGSTOP for 20 s, then SIGCONT: every answer a 200 or a JSON 503, nothing lost or doubled, writes flowing again once it runs', async () => {
-  const frozen = nodeOf(await busiestLeader());
+test("the node leading the gateway's reply partition frozen with SIGSTOP for 20 s, then SIGCONT: every answer a 200 or a JSON 503, nothing lost or doubled, writes flowing again once it runs", async () => {
+  // Every reply a writer sends goes to it: a produce the writer gave up on while it was frozen is
+  // written when it wakes, and the writer's producer must then start its sequences afresh or be refused
+  // for good (renewing-producer.ts).
+  const frozen = nodeOf(await gatewayRepliesLeader());
   const run = await underLoad(async () => {
     frozen.signal('SIGSTOP');
     await sleep(FAULT_MS);
     frozen.signal('SIGCONT');
   });
-  const figures = await audit(`Kafka node ${frozen.nodeId} of 3 frozen (SIGSTOP) for 20 s`, run.posts);
+  const figures = await audit(
+    `Kafka node ${frozen.nodeId} of 3 (leading the gateway's reply partition) frozen (SIGSTOP) for 20 s`,
+    run.posts,
+  );
   printFigures(
     'q',
     figures,

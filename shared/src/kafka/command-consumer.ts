@@ -14,6 +14,7 @@ import { consumerConfig, producerConfig, type KafkaClientSettings } from './clie
 import { InFlight } from './in-flight';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
+import { RenewingProducer } from './renewing-producer';
 import { storeIsolatingRefusals } from './refusal-isolation';
 import {
   addressedReply,
@@ -102,7 +103,7 @@ function batchContext(batch: Batch): Record<string, unknown> {
 
 export async function startCommandConsumer<S extends z.ZodType>(options: CommandConsumerOptions<S>): Promise<CommandConsumer> {
   const { kafka, topics, topic, handler, logger, metrics } = options;
-  const producer = kafka.producer(producerConfig(options.settings.allowAutoTopicCreation));
+  const producer = new RenewingProducer({ kafka, config: producerConfig(options.settings.allowAutoTopicCreation), logger });
   const storing = new StepRetry('storing to PostgreSQL', logger);
   const replying = new StepRetry('publishing replies', logger);
   const offsets = new OffsetCommitter({ topic, logger });
@@ -117,7 +118,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
   /** The batches of one fetch are stored together, and their replies and dead letters sent together. */
   const storeTogether = coalesce(handler.store);
   const sendTogether = coalesce(async (outgoing: Outgoing[]) => {
-    await producer.sendBatch({ acks: -1, topicMessages: outgoingMessages(outgoing, topics.deadLetter) });
+    await producer.sendBatch(outgoingMessages(outgoing, topics.deadLetter));
     return outgoing;
   });
 

@@ -5,12 +5,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import type { Admin, Kafka } from 'kafkajs';
-import { AppError, headers, producerConfig, type CommandReply, type KafkaClientSettings, type Logger, type Topics } from '@fleet/shared';
+import {
+  AppError,
+  headers,
+  producerConfig,
+  RenewingProducer,
+  type CommandReply,
+  type KafkaClientSettings,
+  type Logger,
+  type Topics,
+} from '@fleet/shared';
 import { BatchingPublisher } from './batching-publisher';
 import { BrokerHealth } from './broker-health';
 import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
-import { RenewingProducer } from './renewing-producer';
 import { ReplyPartitions } from './reply-partitions';
 import { ReplyPathProbe } from './reply-path-probe';
 import { TopicLayout } from './topic-layout';

@@ -1,10 +1,11 @@
-// The gateway's producer, replaced when the broker refuses its sequence numbers. A produce abandoned at
+// An idempotent producer, replaced when the broker refuses its sequence numbers. A produce abandoned at
 // its timeout (a frozen broker) has used sequence numbers the broker then writes when it wakes, and
 // kafkajs's idempotent producer fails every later produce with "out of order sequence number", for good:
-// readiness says Kafka is back while every write is answered 503. A new producer gets a new producer id
+// a gateway would answer every write 503 while readiness says Kafka is back, and a writer would retry
+// its replies for ever without committing, its partitions stalled. A new producer gets a new producer id
 // and starts its sequences afresh.
 import type { Kafka, Producer, ProducerConfig, TopicMessages } from 'kafkajs';
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '../logger';
 
 /** True when kafkajs reports, directly or as the cause of its retries, that the broker refused a sequence. */
 export function lostSequence(error: unknown): boolean {
