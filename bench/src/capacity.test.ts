@@ -58,26 +58,6 @@ test('a part the run did not measure needs no process of its own beyond one, and
   expect(plan).toMatchObject({ gateways: 1, tripWriters: 1, brokerCores: 1, postgresCores: 1, storageGiBPerDay: null });
 });
 
-test('with 4 + 4 measured, its per-core figures are shown, and the plans still extrapolate the costs of one of each', () => {
-  const model = capacityModel(
-    [
-      scenario('trip create, JSON', { gateway: 500, 'trip-writer': 250, broker: 1000, postgres: 100 }),
-      scenario('scale-out: 4 gateways + 4 trip-writers, trip create JSON', {
-        gateway: 1000,
-        'trip-writer': 500,
-        broker: 1000,
-        postgres: 100,
-      }),
-    ],
-    200,
-    100,
-  );
-  expect(model.singlePosts.gateway).toBe(2000);
-  expect(model.scaledOut).toEqual({ gateway: 1000, 'trip-writer': 2000, broker: 1000, postgres: 10_000 });
-  expect(model.plannedFrom).toBe('trip create, JSON');
-  expect(model.plans[1]).toEqual(capacityPlan(10_000, model.singlePosts, 200));
-});
-
 test('with three Kafka nodes measured, the broker is planned from their cost, every other part from one of each on the single broker', () => {
   const model = capacityModel(
     [

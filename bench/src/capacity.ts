@@ -7,7 +7,7 @@
 // cost on three nodes when the run measured it, since production replicates every write three times.
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './run-bench';
-import { REPLICATED_SCENARIO, SCALE_OUT_FOUR } from './scale-out';
+import { REPLICATED_SCENARIO } from './scale-out';
 
 export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
 export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
@@ -36,8 +36,6 @@ export interface CapacityModel {
   batches: PerCore;
   /** Positions in each batch the batch figures were measured with. */
   batchPositions: number;
-  /** Per core, each position posted on its own through 4 gateways and 4 trip-writers; null when not run. */
-  scaledOut?: PerCore | null;
   /** Per core, each position posted on its own on three Kafka nodes (the broker: all three); null when not run. */
   replicated?: PerCore | null;
   /** The scenario whose costs the plans extrapolate. */
@@ -94,18 +92,15 @@ export function capacityPlan(rate: number, singlePosts: PerCore, bytesPerPositio
 
 export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: number | undefined, batchPositions: number): CapacityModel {
   const single = scenarios.find((scenario) => scenario.name === 'trip create, JSON');
-  const fourAndFour = scenarios.find((scenario) => scenario.name === SCALE_OUT_FOUR);
   const batch = scenarios.find((scenario) => scenario.cpuMicrosPerPosition !== undefined);
   const onCluster = scenarios.find((scenario) => scenario.name === REPLICATED_SCENARIO);
   const singlePosts = perCore(single?.cpuMicrosPerRequest);
-  const scaledOut = fourAndFour ? perCore(fourAndFour.cpuMicrosPerRequest) : null;
   const replicated = onCluster ? perCore(onCluster.cpuMicrosPerRequest) : null;
   const planned = replicated?.broker ? { ...singlePosts, broker: replicated.broker } : singlePosts;
   return {
     singlePosts,
     batches: perCore(batch?.cpuMicrosPerPosition),
     batchPositions,
-    scaledOut,
     replicated,
     plannedFrom: single?.name ?? 'trip create, JSON',
     ...(replicated?.broker ? { brokerPlannedFrom: REPLICATED_SCENARIO } : {}),

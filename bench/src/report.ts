@@ -61,11 +61,6 @@ export function capacityTable(capacity: CapacityModel): string[] {
     `|---|${CAPACITY_PARTS.map(() => '---:').join('|')}|`,
     `| one position a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.singlePosts[part])).join(' | ')} |`,
     `| ${capacity.batchPositions} positions a request | ${CAPACITY_PARTS.map((part) => thousands(capacity.batches[part])).join(' | ')} |`,
-    ...(capacity.scaledOut
-      ? [
-          `| one position a request, 4 gateways + 4 trip-writers | ${CAPACITY_PARTS.map((part) => thousands(capacity.scaledOut![part])).join(' | ')} |`,
-        ]
-      : []),
     ...(capacity.replicated
       ? [
           `| one position a request, three Kafka nodes | ${CAPACITY_PARTS.map((part) => thousands(capacity.replicated![part])).join(' | ')} |`,
@@ -128,7 +123,9 @@ export function markdownTable(report: BenchReport): string {
   const targets = report.targets.map((t) => `| ${t.what} | ${round(t.value, 3)} | ${t.target} | ${verdict(t.met)} |`);
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
-      `${report.settings.connections} connections, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
+      `${report.settings.connections} connections` +
+      (report.settings.scaleOutConnections === undefined ? '' : ` (scale-out: ${report.settings.scaleOutConnections} per gateway)`) +
+      `, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
     `Broker: ${report.broker}`,
     ...volume,
     '',

@@ -65,6 +65,11 @@ const baselinesDir = path.join(repoRoot, 'bench', 'dist');
 
 export interface BenchOptions {
   connections: number;
+  /**
+   * The scale-out and replicated scenarios' connections for each gateway: 1 + 1 gets this many, 2 + 2
+   * twice, 4 + 4 four times, so that every instance carries the same load in each step.
+   */
+  scaleOutConnections: number;
   durationSeconds: number;
   warmupSeconds: number;
   databaseUrl: string;
@@ -116,7 +121,8 @@ export interface BenchReport {
   /** The Kafka the stack ran on, as its launcher named it. */
   broker: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
-  settings: { connections: number; durationSeconds: number; warmupSeconds: number };
+  /** `scaleOutConnections` is absent from runs recorded before the scale-out held each instance's load. */
+  settings: { connections: number; scaleOutConnections?: number; durationSeconds: number; warmupSeconds: number };
   /** What the scenarios ran on; absent from runs recorded before the volume was generated. */
   volume?: Volume;
   /** The earlier run this run's trip creates were compared with, and its trip create ratio to hello-world. */
@@ -766,14 +772,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ...cpuPerRequest({ cpu, answered, cpuByProcess }, positions),
       });
     };
-    /** Measures a scenario and records it. */
+    /** Measures a scenario and records it; `connections` replaces the run's own. */
     const runScenario = async (
       name: string,
       url: string | string[],
       request: LoadRequest,
       sources: CpuOf,
       gateways?: Record<string, () => Promise<number>>,
-    ) => record(await measure(name, url, request, options, sources, gateways), request.positions);
+      connections = options.connections,
+    ) => record(await measure(name, url, request, { ...options, connections }, sources, gateways), request.positions);
     for (const { name, url, request } of scenarioLoads) {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
     }
@@ -833,7 +840,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         await response.arrayBuffer();
         return response.status;
       };
-      await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf());
+      await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf(), undefined, options.scaleOutConnections);
       const gatewayUrls = [gatewayUrl];
       for (const [name, added] of [
         [SCALE_OUT_TWO, 1],
@@ -855,7 +862,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         scaleOut.push(twins);
         gatewayUrls.push(...twins.gatewayUrls);
         const answeredBy = Object.fromEntries(gatewayUrls.map((url, i) => [`gateway ${i + 1}`, () => postsAnswered(url)]));
-        await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, scaleOut), answeredBy);
+        await runScenario(
+          name,
+          [...gatewayUrls],
+          creates,
+          cpuOf(undefined, scaleOut),
+          answeredBy,
+          options.scaleOutConnections * gatewayUrls.length,
+        );
       }
       for (const twins of scaleOut.splice(0)) await twins.stop();
 
@@ -932,7 +946,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         node: process.version,
         platform: `${os.type()} ${os.release()}`,
       },
-      settings: { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds },
+      settings: {
+        connections: options.connections,
+        scaleOutConnections: options.scaleOutConnections,
+        durationSeconds: options.durationSeconds,
+        warmupSeconds: options.warmupSeconds,
+      },
       volume,
       ...(tripCreateBefore ? { tripCreateBefore } : {}),
       scenarios,
