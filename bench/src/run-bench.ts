@@ -66,8 +66,8 @@ const baselinesDir = path.join(repoRoot, 'bench', 'dist');
 export interface BenchOptions {
   connections: number;
   /**
-   * The scale-out and replicated scenarios' connections for each gateway: 1 + 1 gets this many, 2 + 2
-   * twice, 4 + 4 four times, so that every instance carries the same load in each step.
+   * The scale-out scenario's connections for each gateway: 1 + 1 gets this many, 2 + 2 twice, 4 + 4
+   * four times, so that every instance carries the same load in each step.
    */
   scaleOutConnections: number;
   durationSeconds: number;

@@ -1,7 +1,7 @@
 // `npm start` with GATEWAY_REPLICAS=2 and TRIP_WRITER_REPLICAS=2: two gateways, on PORT and PORT + 1, and
 // two trip-writers in one consumer group, each supervised; both gateways serve writes, and SIGTERM stops
 // them all. The launcher runs compiled, as `npm start` runs it.
-import { assertPortBindable, freePort } from '../../deploy/local/src/apache-kafka';
+import { freePortRange } from '../../deploy/local/src/kafka-cluster';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { closeKafka, testKafka } from '../support/kafka';
@@ -18,22 +18,9 @@ function running(): string[] {
     .sort();
 }
 
-/** A free port whose next one is free too: the two gateways'. */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const first = await freePort();
-    if (
-      await assertPortBindable(first + 1).then(
-        () => true,
-        () => false,
-      )
-    )
-      return first;
-  }
-}
-
 beforeAll(async () => {
-  port = await freePortPair();
+  // The second gateway listens on PORT + 1.
+  port = await freePortRange(2);
   prefix = uniquePrefix('launcher-replicas');
   started = await startLauncher(launcherEnv(prefix, port, { GATEWAY_REPLICAS: '2', TRIP_WRITER_REPLICAS: '2' }));
 }, 150_000);

@@ -103,11 +103,14 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
   ].join('\n');
 }
 
-/** A base port with the 2 × CLUSTER_NODES ports from it free: the nodes' broker ports, then their controllers'. */
-export async function freePortRange(): Promise<number> {
+/**
+ * A base port with the `count` ports from it free; by default 2 × CLUSTER_NODES, the nodes' broker
+ * ports, then their controllers'.
+ */
+export async function freePortRange(count = 2 * CLUSTER_NODES): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: 2 * CLUSTER_NODES }, (_, i) => base + i);
+    const ports = Array.from({ length: count }, (_, i) => base + i);
     const free = await Promise.all(
       ports.map((port) =>
         assertPortBindable(port).then(
