@@ -11,6 +11,7 @@ export { createKafkaOutageMetrics } from './kafka/client-outage';
 export * from './kafka/supervised-consumer';
 export * from './kafka/topics';
 export * from './kafka/command-consumer';
+export { OffsetCommitter } from './kafka/offset-committer';
 export * from './kafka/renewing-producer';
 export * from './kafka/consumer-lag';
 export * from './kafka/topic-check';

@@ -1,7 +1,8 @@
-// Which offsets a writer may commit, and committing them. A batch's offset is committed only after the
-// batch is stored and replied to, and by a timer rather than per batch (a commit per batch would be a
-// broker round trip in each partition's cycle); a crash redelivers at most one interval's commands,
-// which the stores answer with their rows.
+// Which offsets a consumer may commit, and committing them. A batch's offset is committed only after the
+// batch is done with (a writer's stored and replied to, the gateway's replies handed to their requests),
+// and by a timer rather than per batch (a commit per batch would be a broker round trip in each
+// partition's cycle); a writer's crash redelivers at most one interval's commands, which the stores
+// answer with their rows.
 import type { TopicPartitionOffsetAndMetadata } from 'kafkajs';
 import type { Logger } from '../logger';
 

@@ -12,6 +12,7 @@ import {
   consumerConfig,
   superviseConsumer,
   headers,
+  OffsetCommitter,
   type Logger,
   type KafkaClientSettings,
   type SupervisedConsumer,
@@ -82,7 +83,10 @@ export interface ReplyListenerOptions {
 const REPLY_SESSION_TIMEOUT_MS = 6000;
 /**
  * Positions are committed this often, so that a partition kept across a rebalance is read on from where
- * it was, not from the end: replies written while the group rebalanced are still read.
+ * it was, not from the end: replies written while the group rebalanced are still read. By a timer, not
+ * kafkajs's autoCommit, which for eachBatch commits after every batch whatever its interval: a broker
+ * round trip in each partition's cycle, and a commit refused by a coordinator gone away failed the
+ * batch and stopped every fetch with it.
  */
 const REPLY_COMMIT_INTERVAL_MS = 1000;
 
@@ -90,8 +94,12 @@ export class ReplyListener {
   private consumer: SupervisedConsumer | undefined;
   /** True while a crashed consumer is being replaced: no reply could arrive. */
   private down = false;
+  private readonly offsets: OffsetCommitter;
+  private committer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: ReplyListenerOptions) {}
+  constructor(private readonly options: ReplyListenerOptions) {
+    this.offsets = new OffsetCommitter({ topic: options.topic, logger: options.logger });
+  }
 
   isUp(): boolean {
     return this.consumer !== undefined && !this.down;
@@ -99,6 +107,7 @@ export class ReplyListener {
 
   async start(): Promise<void> {
     const { kafka, settings, topic, groupId, logger } = this.options;
+    const { offsets } = this;
     this.consumer = await superviseConsumer({
       name: groupId,
       logger,
@@ -108,17 +117,21 @@ export class ReplyListener {
           partitionAssigners: [stickyAssigner(() => this.options.partitions.ownedList())],
         }),
       run: async (consumer) => {
-        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.options.onAssigned(payload.memberAssignment[topic] ?? []));
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+          const assigned = payload.memberAssignment[topic] ?? [];
+          offsets.assigned(assigned);
+          this.options.onAssigned(assigned);
+        });
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: false });
         await consumer.run({
           // A partition new to the group starts at its end: replies matter only to requests waiting now,
           // and a partition is used only once a probe sent to it has been read (reply-path-probe.ts).
-          autoCommit: true,
-          autoCommitInterval: REPLY_COMMIT_INTERVAL_MS,
+          autoCommit: false,
           partitionsConsumedConcurrently: REPLY_PARTITIONS_AT_ONCE,
           eachBatch: async ({ batch }) => {
             for (const message of batch.messages) this.onMessage(message, batch.partition);
+            offsets.stored(batch.partition, batch.lastOffset());
           },
         });
       },
@@ -129,10 +142,16 @@ export class ReplyListener {
         this.down = false;
       },
     });
+    this.committer = setInterval(() => {
+      const current = this.consumer?.current();
+      if (current) void offsets.commit((committed) => current.commitOffsets(committed));
+    }, REPLY_COMMIT_INTERVAL_MS);
+    this.committer.unref();
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.stop();
+    clearInterval(this.committer);
+    await this.consumer?.stop((current) => this.offsets.commit((committed) => current.commitOffsets(committed)));
   }
 
   private onMessage(message: KafkaMessage, partition: number): void {
