@@ -16,10 +16,10 @@ const CONNECTION_TIMEOUT_MS = 3000;
 /**
  * A stalled broker must not hold a request longer than this. kafkajs learns that a broker is frozen
  * (alive to TCP, answering nothing) only from a request timing out, and only then asks for the
- * partitions' new leaders: on a cluster whose controller fences a silent broker within 6 s, 5 s lets
+ * partitions' new leaders: on a cluster whose controller fences a silent broker within 4 s, 5 s lets
  * writes move to the new leaders soon after. Fetches and group joins wait longer by their own terms.
  */
-export const KAFKA_REQUEST_TIMEOUT_MS = 5000;
+const KAFKA_REQUEST_TIMEOUT_MS = 5000;
 
 /**
  * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a
