@@ -7,20 +7,19 @@
 //
 // With three replicas on three nodes, every partition has a replica on the node that dies, and an
 // acks=all write waits for every in-sync replica: all writes stall until the controller fences the node
-// (the cluster's broker session) and drops it from the in-sync replicas. A request in flight meanwhile
-// waits out the client's request timeout, and one whose reply was bound there its reply timeout. Longer
-// than these added up, writes would not be moving to the two nodes left. A frozen node (SIGSTOP) is not
-// bounded so: kafkajs keeps asking it for metadata over its open connections, and writes stall with it.
+// (the cluster's broker session, 4 s, after a new controller is elected when the node was the active
+// one) and drops it from the in-sync replicas. The clients then move to the new leaders and coordinators
+// without leaving their groups (patches/kafkajs+2.2.4.patch), so a 200 comes within 10 s of a node's
+// kill, as the scale-out issue asks. A frozen node (SIGSTOP) is not bounded so: kafkajs keeps sending it
+// requests, metadata requests included, over its open connections until they time out.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gatewayConfig } from '@fleet/gateway';
-import { createKafka, createLogger, KAFKA_REQUEST_TIMEOUT_MS } from '@fleet/shared';
+import { createKafka, createLogger } from '@fleet/shared';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import {
   activeController,
-  BROKER_SESSION_TIMEOUT_MS,
   CLUSTER_NODES,
   freePortRange,
   localKafkaCluster,
@@ -48,7 +47,7 @@ import {
 /** How long a node stays down or frozen, as the issue sets the faults. */
 const FAULT_MS = 20_000;
 /** The longest stretch the load may go without a 200 while a killed node of three is gone. */
-const maxGapMs = () => BROKER_SESSION_TIMEOUT_MS + KAFKA_REQUEST_TIMEOUT_MS + gatewayConfig(stack.env).REPLY_TIMEOUT_MS;
+const MAX_GAP_MS = 10_000;
 
 let dataDir: string;
 let cluster: LocalKafkaCluster;
@@ -185,7 +184,7 @@ async function expectWholeAgain(): Promise<void> {
   });
 }
 
-test('the node leading the most trip-location partitions is SIGKILLed and started again 20 s later: writes stall until it is fenced, then go on through the other two: never longer than the broker session, a request timeout and a reply timeout', async () => {
+test('the node leading the most trip-location partitions is SIGKILLed and started again 20 s later: writes stall until it is fenced, then go on through the other two: a 200 within every 10 s', async () => {
   const leader = await busiestLeader();
   const run = await underLoad(() => killForTheFault(nodeOf(leader)));
   const figures = await audit(`Kafka node ${leader} of 3 (leading the most partitions) SIGKILL, started again 20 s later`, run.posts);
@@ -197,7 +196,7 @@ test('the node leading the most trip-location partitions is SIGKILLed and starte
   );
 
   expectPromiseKept(figures);
-  expect(run.gapMs).toBeLessThanOrEqual(maxGapMs());
+  expect(run.gapMs).toBeLessThanOrEqual(MAX_GAP_MS);
   await expectWholeAgain();
 }, 600_000);
 
@@ -252,6 +251,6 @@ test('the active KRaft controller is SIGKILLed and started again 20 s later: ano
   expectPromiseKept(figures);
   expect(successor).toBeDefined();
   expect(successor).not.toBe(controller);
-  expect(run.gapMs).toBeLessThanOrEqual(maxGapMs());
+  expect(run.gapMs).toBeLessThanOrEqual(MAX_GAP_MS);
   await expectWholeAgain();
 }, 600_000);
