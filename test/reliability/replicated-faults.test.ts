@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka, createLogger } from '@fleet/shared';
+import { createKafka, createLogger, readConsumerLag } from '@fleet/shared';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import {
   activeController,
@@ -173,7 +173,21 @@ function okBySecond(run: FaultRun): number[] {
   return counts;
 }
 
+/**
+ * After a fault, the node back, every partition has its three in-sync replicas again, and the
+ * trip-writers have committed everything (their group's lag, what KEDA scales on, is back to 0): commits
+ * follow the group's coordinator wherever the fault moved it.
+ */
 async function expectWholeAgain(): Promise<void> {
+  await waitUntil(
+    async () =>
+      (await readConsumerLag({ admin, groupId: `${stack.prefix}.trip-writer`, topic: `${stack.prefix}.trip-locations` })).every(
+        ({ lag }) => lag === 0,
+      ),
+    "the trip-writers' lag back to 0",
+    30_000,
+    500,
+  );
   await waitUntil(
     async () => (await underReplicated()).length === 0,
     'every partition back to three in-sync replicas',
