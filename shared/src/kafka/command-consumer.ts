@@ -223,11 +223,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
   });
 
   // Also while idle, so the group's lag (what KEDA scales writers on) falls to zero once work stops.
-  const committer = setInterval(() => {
-    const current = consumer.current();
-    if (current) void offsets.commit((committed) => current.commitOffsets(committed));
-  }, COMMIT_INTERVAL_MS);
-  committer.unref();
+  const committer = offsets.commitEvery(COMMIT_INTERVAL_MS, () => consumer.current());
 
   return {
     async stop() {
@@ -238,7 +234,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
         stopping = true;
         current.pause([{ topic }]);
         await inFlight.idle(STOP_DRAIN_MS);
-        await offsets.commit((committed) => current.commitOffsets(committed));
+        await offsets.commitTo(current);
       });
       await producer.disconnect();
     },

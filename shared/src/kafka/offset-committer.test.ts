@@ -106,4 +106,29 @@ describe('OffsetCommitter', () => {
 
     expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '5' }]]);
   });
+
+  it('commits on its timer through the consumer running at each tick, and not while there is none', async () => {
+    jest.useFakeTimers();
+    try {
+      const { offsets, commits, commit } = committer();
+      let current: { commitOffsets: typeof commit } | undefined = undefined;
+      const timer = offsets.commitEvery(1000, () => current);
+      offsets.assigned([0]);
+      offsets.stored(0, '4');
+
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(commits).toEqual([]);
+
+      current = { commitOffsets: commit };
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '5' }]]);
+
+      clearInterval(timer);
+      offsets.stored(0, '9');
+      await jest.advanceTimersByTimeAsync(3000);
+      expect(commits).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

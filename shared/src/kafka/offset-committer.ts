@@ -3,7 +3,7 @@
 // and by a timer rather than per batch (a commit per batch would be a broker round trip in each
 // partition's cycle); a writer's crash redelivers at most one interval's commands, which the stores
 // answer with their rows.
-import type { TopicPartitionOffsetAndMetadata } from 'kafkajs';
+import type { Consumer, TopicPartitionOffsetAndMetadata } from 'kafkajs';
 import type { Logger } from '../logger';
 
 export type CommitOffsets = (offsets: TopicPartitionOffsetAndMetadata[]) => Promise<void>;
@@ -42,6 +42,24 @@ export class OffsetCommitter {
     const run = this.inProgress.then(() => this.commitNow(commitOffsets));
     this.inProgress = run.catch(() => undefined);
     return run;
+  }
+
+  /** Commits as `commit` does, through this consumer. */
+  commitTo(consumer: Pick<Consumer, 'commitOffsets'>): Promise<void> {
+    return this.commit((committed) => consumer.commitOffsets(committed));
+  }
+
+  /**
+   * Commits every `intervalMs` through the consumer running then, if any, also while idle, so the
+   * group's lag falls to zero once work stops. Clearing the returned timer stops it.
+   */
+  commitEvery(intervalMs: number, current: () => Pick<Consumer, 'commitOffsets'> | undefined): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      const consumer = current();
+      if (consumer) void this.commitTo(consumer);
+    }, intervalMs);
+    timer.unref();
+    return timer;
   }
 
   private async commitNow(commitOffsets: CommitOffsets): Promise<void> {

@@ -142,16 +142,12 @@ export class ReplyListener {
         this.down = false;
       },
     });
-    this.committer = setInterval(() => {
-      const current = this.consumer?.current();
-      if (current) void offsets.commit((committed) => current.commitOffsets(committed));
-    }, REPLY_COMMIT_INTERVAL_MS);
-    this.committer.unref();
+    this.committer = offsets.commitEvery(REPLY_COMMIT_INTERVAL_MS, () => this.consumer?.current());
   }
 
   async stop(): Promise<void> {
     clearInterval(this.committer);
-    await this.consumer?.stop((current) => this.offsets.commit((committed) => current.commitOffsets(committed)));
+    await this.consumer?.stop((current) => this.offsets.commitTo(current));
   }
 
   private onMessage(message: KafkaMessage, partition: number): void {
