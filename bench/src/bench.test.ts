@@ -36,7 +36,7 @@ let db: Pool;
 beforeAll(async () => {
   report = await runBench({
     connections: 4,
-    scaleOutConnections: 2,
+    scaleOutRate: 20,
     durationSeconds: 1,
     warmupSeconds: 0,
     databaseUrl,
@@ -331,9 +331,20 @@ test('the scale-out posts trip creates through one gateway and trip-writer, then
   expect(markdown).toContain(`CPU per request by process, µs, ${two.name}: gateway 1 ${Number(byProcess['gateway 1']!.toFixed(1))}, `);
 });
 
-test('each scale-out step gives every gateway the same connections, so that each instance carries the same load at every step', () => {
-  expect(report.settings.scaleOutConnections).toBe(2);
-  expect(markdownTable(report)).toContain('4 connections (scale-out: 2 per gateway), 1 s per scenario');
+test('each scale-out step gives every gateway the same paced rate of creates, so that each instance carries the same load at every step', () => {
+  expect(report.settings.scaleOutRate).toBe(20);
+  expect(markdownTable(report)).toContain('4 connections (scale-out: 20 creates/s per gateway), 1 s per scenario');
+  for (const [name, gateways] of [
+    ['scale-out: 1 gateway + 1 trip-writer, trip create JSON', 1],
+    ['scale-out: 2 gateways + 2 trip-writers, trip create JSON', 2],
+    ['scale-out: 4 gateways + 4 trip-writers, trip create JSON', 4],
+  ] as const) {
+    const step = report.scenarios.find((scenario) => scenario.name === name)!;
+    // 20 to each gateway over the measured second, every one answered 200.
+    if (gateways > 1) expect(Object.values(step.requestsByGateway!)).toEqual(Array(gateways).fill(20));
+    expect(step.requestsPerSecond).toBe(20 * gateways);
+    expect(step.errors).toBe(0);
+  }
 });
 
 test('the scale-out goes on to four gateways and four trip-writers, each answering and working, and holds each step to 1 + 1 in whole-system CPU per create', () => {

@@ -10,7 +10,7 @@ import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
 
 const benchEnv = z.object({
   BENCH_CONNECTIONS: positiveInt(64),
-  BENCH_SCALE_OUT_CONNECTIONS: positiveInt(1),
+  BENCH_SCALE_OUT_RATE: positiveInt(50),
   BENCH_DURATION_SECONDS: positiveInt(15),
   BENCH_WARMUP_SECONDS: z.coerce.number().check(integer()).min(0).default(3),
   BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench'),
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const historyFile = path.join(env.BENCH_RESULTS_DIR, HISTORY_FILE);
   const report = await runBench({
     connections: env.BENCH_CONNECTIONS,
-    scaleOutConnections: env.BENCH_SCALE_OUT_CONNECTIONS,
+    scaleOutRate: env.BENCH_SCALE_OUT_RATE,
     durationSeconds: env.BENCH_DURATION_SECONDS,
     warmupSeconds: env.BENCH_WARMUP_SECONDS,
     databaseUrl: env.BENCH_DATABASE_URL,

@@ -77,6 +77,12 @@ export function capacityTable(capacity: CapacityModel): string[] {
   ];
 }
 
+/** How the run held each scale-out instance's load, as the machine line tells it; runs before it held none. */
+function scaleOutLoad({ scaleOutRate, scaleOutConnections }: BenchReport['settings']): string {
+  if (scaleOutRate !== undefined) return ` (scale-out: ${scaleOutRate} creates/s per gateway)`;
+  return scaleOutConnections === undefined ? '' : ` (scale-out: ${scaleOutConnections} per gateway)`;
+}
+
 export function markdownTable(report: BenchReport): string {
   const runs = report.helloWorldRuns.length;
   const rows = report.scenarios.map((s, index) => {
@@ -124,7 +130,7 @@ export function markdownTable(report: BenchReport): string {
   return [
     `Machine: ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}; ` +
       `${report.settings.connections} connections` +
-      (report.settings.scaleOutConnections === undefined ? '' : ` (scale-out: ${report.settings.scaleOutConnections} per gateway)`) +
+      scaleOutLoad(report.settings) +
       `, ${report.settings.durationSeconds} s per scenario after ${report.settings.warmupSeconds} s warm-up; ${report.startedAt}`,
     `Broker: ${report.broker}`,
     ...volume,

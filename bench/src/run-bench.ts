@@ -19,6 +19,7 @@ import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { quantileMs, teltonikaLoad } from './teltonika-load';
 import { followedDevices, LiveStreams, LIVE_STREAMS_SCENARIO, type StreamDelay } from './live-streams';
 import { capacityModel, type CapacityModel } from './capacity';
+import { pacedLoad } from './paced-load';
 import { startReplicated, type Replicated } from './replicated';
 import {
   pendingReplies,
@@ -66,10 +67,10 @@ const baselinesDir = path.join(repoRoot, 'bench', 'dist');
 export interface BenchOptions {
   connections: number;
   /**
-   * The scale-out scenario's connections for each gateway: 1 + 1 gets this many, 2 + 2 twice, 4 + 4
-   * four times, so that every instance carries the same load in each step.
+   * The scale-out scenario's trip creates a second for each gateway, paced: 1 + 1 gets this many, 2 + 2
+   * twice, 4 + 4 four times, so that every instance carries the same load in each step.
    */
-  scaleOutConnections: number;
+  scaleOutRate: number;
   durationSeconds: number;
   warmupSeconds: number;
   databaseUrl: string;
@@ -121,8 +122,11 @@ export interface BenchReport {
   /** The Kafka the stack ran on, as its launcher named it. */
   broker: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
-  /** `scaleOutConnections` is absent from runs recorded before the scale-out held each instance's load. */
-  settings: { connections: number; scaleOutConnections?: number; durationSeconds: number; warmupSeconds: number };
+  /**
+   * How the scale-out held each instance's load: runs before 2026-11-27 gave each gateway
+   * `scaleOutConnections`, later ones `scaleOutRate` creates a second; the earliest, neither.
+   */
+  settings: { connections: number; scaleOutConnections?: number; scaleOutRate?: number; durationSeconds: number; warmupSeconds: number };
   /** What the scenarios ran on; absent from runs recorded before the volume was generated. */
   volume?: Volume;
   /** The earlier run this run's trip creates were compared with, and its trip create ratio to hello-world. */
@@ -266,6 +270,31 @@ async function load(url: string | string[], request: LoadRequest, connections: n
   return { result, refused };
 }
 
+/** How a scenario is driven: at a fixed concurrency (autocannon), or at a fixed rate for each URL (paced). */
+type Drive = { connections: number } | { ratePerUrl: number };
+
+/** Runs the load `drive` describes for `seconds`. */
+async function drive(url: string | string[], request: LoadRequest, how: Drive, seconds: number) {
+  if ('connections' in how) return load(url, request, how.connections, seconds);
+  let refused = 0;
+  const { path: requestPath, headers, body } = request;
+  const result = await pacedLoad(
+    [url].flat(),
+    {
+      method: request.method,
+      path: typeof requestPath === 'string' ? () => requestPath : requestPath,
+      headers: typeof headers === 'function' ? headers : () => headers ?? {},
+      ...(body ? { body } : {}),
+      answered: (answer) => {
+        refused += request.refused?.(answer) ?? 0;
+        request.answered?.(answer);
+      },
+    },
+    { ratePerUrl: how.ratePerUrl, seconds },
+  );
+  return { result, refused };
+}
+
 type Measured = Omit<
   ScenarioResult,
   'baseline' | 'ratio' | 'cpuMicrosPerRequest' | 'cpuMicrosPerPosition' | 'cpuMicrosPerRequestByProcess'
@@ -329,17 +358,18 @@ async function measure(
   url: string | string[],
   request: LoadRequest,
   options: BenchOptions,
+  how: Drive,
   cpuOf: CpuOf,
   gateways?: Record<string, () => Promise<number>>,
 ): Promise<Measured> {
   if (options.warmupSeconds > 0) {
-    await load(url, request, options.connections, options.warmupSeconds);
+    await drive(url, request, how, options.warmupSeconds);
     await repliesSettled(url);
   }
   await request.warmedUp?.();
   const countedBefore = gateways && (await readCounters(gateways));
   const before = cpuSnapshot(cpuOf.sources);
-  const { result, refused } = await load(url, request, options.connections, options.durationSeconds);
+  const { result, refused } = await drive(url, request, how, options.durationSeconds);
   const after = cpuSnapshot(cpuOf.sources);
   const countedAfter = gateways && (await readCounters(gateways));
   const requestsByGateway =
@@ -748,6 +778,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         hello.url,
         { method: 'GET', path: '/' },
         { ...options, warmupSeconds: first ? options.warmupSeconds : 0 },
+        { connections: options.connections },
         cpuOf(hello.process),
       );
     const helloRuns: Measured[] = [await measureHello(true)];
@@ -772,15 +803,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ...cpuPerRequest({ cpu, answered, cpuByProcess }, positions),
       });
     };
-    /** Measures a scenario and records it; `connections` replaces the run's own. */
+    /** Measures a scenario and records it; driven at the run's connections unless `how` says otherwise. */
     const runScenario = async (
       name: string,
       url: string | string[],
       request: LoadRequest,
       sources: CpuOf,
       gateways?: Record<string, () => Promise<number>>,
-      connections = options.connections,
-    ) => record(await measure(name, url, request, { ...options, connections }, sources, gateways), request.positions);
+      how: Drive = { connections: options.connections },
+    ) => record(await measure(name, url, request, options, how, sources, gateways), request.positions);
     for (const { name, url, request } of scenarioLoads) {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
     }
@@ -840,7 +871,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         await response.arrayBuffer();
         return response.status;
       };
-      await runScenario(SCALE_OUT_ONE, gatewayUrl, creates, cpuOf(), undefined, options.scaleOutConnections);
+      const paced: Drive = { ratePerUrl: options.scaleOutRate };
+      await runScenario(SCALE_OUT_ONE, [gatewayUrl], creates, cpuOf(), undefined, paced);
       const gatewayUrls = [gatewayUrl];
       for (const [name, added] of [
         [SCALE_OUT_TWO, 1],
@@ -862,14 +894,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         scaleOut.push(twins);
         gatewayUrls.push(...twins.gatewayUrls);
         const answeredBy = Object.fromEntries(gatewayUrls.map((url, i) => [`gateway ${i + 1}`, () => postsAnswered(url)]));
-        await runScenario(
-          name,
-          [...gatewayUrls],
-          creates,
-          cpuOf(undefined, scaleOut),
-          answeredBy,
-          options.scaleOutConnections * gatewayUrls.length,
-        );
+        await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, scaleOut), answeredBy, paced);
       }
       for (const twins of scaleOut.splice(0)) await twins.stop();
 
@@ -948,7 +973,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
       settings: {
         connections: options.connections,
-        scaleOutConnections: options.scaleOutConnections,
+        scaleOutRate: options.scaleOutRate,
         durationSeconds: options.durationSeconds,
         warmupSeconds: options.warmupSeconds,
       },

@@ -1,0 +1,96 @@
+// Paced load: each target gets its requests at evenly spaced moments, a fixed number a second, each
+// sent whether or not the ones before it have been answered, as devices report on their own schedules.
+//
+// The scale-out scenario needs this rather than autocannon. At a fixed concurrency the load a gateway
+// carries follows its latency, so a step's CPU per create followed the host's latency of the moment;
+// and autocannon's own rate limit sends each second's quota back to back and then waits, every
+// connection at the same moments, a burst that is not what instances see as an autoscaler holds them.
+
+/** The figures of one paced run, in the shape of autocannon's that the bench reads. */
+export interface PacedResult {
+  /** Requests answered, and their number a second of the paced window (the rate asked when all were). */
+  requests: { total: number; average: number };
+  latency: { p50: number; p99: number };
+  /** Requests that failed without an answer (a refused or reset connection). */
+  errors: number;
+  /** Requests unanswered after `timeoutMs`. */
+  timeouts: number;
+  /** Requests answered with any status but 200. */
+  non2xx: number;
+}
+
+export interface PacedRequest {
+  method: 'GET' | 'POST';
+  path: () => string;
+  headers: () => Record<string, string>;
+  body?: () => string;
+  /** Sees each 200's body. */
+  answered?: (body: string) => void;
+}
+
+export interface PacedOptions {
+  /** Requests a second sent to each URL. */
+  ratePerUrl: number;
+  seconds: number;
+  /** How long a request may wait for its answer before it counts as a timeout; autocannon's default. */
+  timeoutMs?: number;
+}
+
+/** The value below which `fraction` of the sorted `values` lie, rounded to 0.1 ms; 0 when there are none. */
+export function percentile(sorted: number[], fraction: number): number {
+  if (sorted.length === 0) return 0;
+  const value = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
+  return Math.round(value * 10) / 10;
+}
+
+/**
+ * Sends `ratePerUrl × seconds` requests to each URL, the k-th at k / ratePerUrl seconds after the start,
+ * the URLs offset from each other by a share of the interval so that they do not all send at once; and
+ * resolves once every request has been answered or timed out, so that none is left in flight for
+ * whatever runs next.
+ */
+export async function pacedLoad(urls: string[], request: PacedRequest, options: PacedOptions): Promise<PacedResult> {
+  const { ratePerUrl, seconds, timeoutMs = 10_000 } = options;
+  const perUrl = Math.round(ratePerUrl * seconds);
+  const intervalMs = 1000 / ratePerUrl;
+  const latencies: number[] = [];
+  const result: PacedResult = { requests: { total: 0, average: 0 }, latency: { p50: 0, p99: 0 }, errors: 0, timeouts: 0, non2xx: 0 };
+  const inFlight: Array<Promise<void>> = [];
+
+  const send = async (url: string) => {
+    const sentAt = performance.now();
+    try {
+      const response = await fetch(`${url}${request.path()}`, {
+        method: request.method,
+        headers: request.headers(),
+        ...(request.body ? { body: request.body() } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const body = await response.text();
+      latencies.push(performance.now() - sentAt);
+      result.requests.total += 1;
+      if (response.status === 200) request.answered?.(body);
+      else result.non2xx += 1;
+    } catch (error) {
+      if (error instanceof DOMException && error.name === 'TimeoutError') result.timeouts += 1;
+      else result.errors += 1;
+    }
+  };
+
+  const startedAt = performance.now();
+  await Promise.all(
+    urls.map(async (url, index) => {
+      const offsetMs = (intervalMs * index) / urls.length;
+      for (let sent = 0; sent < perUrl; sent += 1) {
+        const dueMs = startedAt + offsetMs + sent * intervalMs - performance.now();
+        if (dueMs > 0) await new Promise((resolve) => setTimeout(resolve, dueMs));
+        inFlight.push(send(url));
+      }
+    }),
+  );
+  await Promise.all(inFlight);
+  latencies.sort((a, b) => a - b);
+  result.requests.average = result.requests.total / seconds;
+  result.latency = { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  return result;
+}
