@@ -6,6 +6,7 @@ import {
   createLogger,
   ensureTopics,
   producerConfig,
+  readConsumerLag,
   topicsFor,
   waitForLeaders,
 } from '@fleet/shared';
@@ -113,12 +114,10 @@ export async function closeKafka(): Promise<void> {
   admin = undefined;
 }
 
-/** The group's lag on a topic: messages written but not yet committed by the group. */
+/** The group's lag on a topic, all partitions together, as the services' `fleet_consumer_group_lag` reads it. */
 export async function groupLag(groupId: string, topic: string): Promise<number> {
-  const client = await connectedAdmin();
-  const [ends, committed] = await Promise.all([client.fetchTopicOffsets(topic), client.fetchOffsets({ groupId, topics: [topic] })]);
-  const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Math.max(Number(p.offset), 0)]));
-  return ends.reduce((sum, p) => sum + Number(p.high) - (done.get(p.partition) ?? 0), 0);
+  const partitions = await readConsumerLag({ admin: await connectedAdmin(), groupId, topic });
+  return partitions.reduce((sum, { lag }) => sum + lag, 0);
 }
 
 /** The offsets a consumer group has committed on a topic, by partition (partitions it never committed are absent). */
