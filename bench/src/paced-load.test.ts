@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pacedLoad, percentile } from './paced-load';
+import { pacedLoad } from './paced-load';
 
 interface Target {
   url: string;
@@ -93,11 +93,4 @@ test('answers other than 200, requests left unanswered and refused connections a
 
   expect(result).toMatchObject({ requests: { total: 5 }, non2xx: 5, timeouts: 5, errors: 5 });
   expect(answered).toBe(0);
-});
-
-test('percentiles are read from the sorted latencies, to 0.1 ms', () => {
-  const sorted = Array.from({ length: 100 }, (_, i) => i + 1.04);
-  expect(percentile(sorted, 0.5)).toBe(51);
-  expect(percentile(sorted, 0.99)).toBe(100);
-  expect(percentile([], 0.5)).toBe(0);
 });

@@ -6,6 +6,8 @@
 // and autocannon's own rate limit sends each second's quota back to back and then waits, every
 // connection at the same moments, a burst that is not what instances see as an autoscaler holds them.
 
+import { quantileMs } from './teltonika-load';
+
 /** The figures of one paced run, in the shape of autocannon's that the bench reads. */
 export interface PacedResult {
   /** Requests answered, and their number a second of the paced window (the rate asked when all were). */
@@ -34,13 +36,6 @@ export interface PacedOptions {
   seconds: number;
   /** How long a request may wait for its answer before it counts as a timeout; autocannon's default. */
   timeoutMs?: number;
-}
-
-/** The value below which `fraction` of the sorted `values` lie, rounded to 0.1 ms; 0 when there are none. */
-export function percentile(sorted: number[], fraction: number): number {
-  if (sorted.length === 0) return 0;
-  const value = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
-  return Math.round(value * 10) / 10;
 }
 
 /**
@@ -91,6 +86,6 @@ export async function pacedLoad(urls: string[], request: PacedRequest, options: 
   await Promise.all(inFlight);
   latencies.sort((a, b) => a - b);
   result.requests.average = result.requests.total / seconds;
-  result.latency = { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  result.latency = { p50: quantileMs(latencies, 0.5), p99: quantileMs(latencies, 0.99) };
   return result;
 }
