@@ -1,15 +1,21 @@
 import { coalesce } from './coalesce';
 
-/** A run that records the lists it was given and answers each item doubled. */
-function recordingRun(options: { failWhen?: (items: number[]) => boolean; holdMs?: number } = {}) {
+/**
+ * A run that records the lists it was given and answers each item doubled. `started` settles when the
+ * first run begins; every run waits for `hold` before answering.
+ */
+function recordingRun(options: { failWhen?: (items: number[]) => boolean; hold?: Promise<void> } = {}) {
   const runs: number[][] = [];
+  let announce = () => {};
+  const started = new Promise<void>((resolve) => (announce = resolve));
   const run = async (items: number[]) => {
     runs.push(items);
-    if (options.holdMs) await new Promise((resolve) => setTimeout(resolve, options.holdMs));
+    announce();
+    await options.hold;
     if (options.failWhen?.(items)) throw new Error('refused');
     return items.map((item) => item * 2);
   };
-  return { runs, run };
+  return { runs, run, started };
 }
 
 describe('coalesce', () => {
@@ -24,12 +30,15 @@ describe('coalesce', () => {
   });
 
   it('when callers arrive while a run is in flight, serves them all with the next run', async () => {
-    const { runs, run } = recordingRun({ holdMs: 20 });
+    let release = () => {};
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const { runs, run, started } = recordingRun({ hold });
     const together = coalesce(run);
 
     const first = together([1]);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await started;
     const later = [together([2]), together([3])];
+    release();
 
     expect(await first).toEqual([2]);
     expect(await Promise.all(later)).toEqual([[4], [6]]);
