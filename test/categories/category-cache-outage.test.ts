@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { closeDb, TEST_API_KEY } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 import {
   buildCategory,
   categoryCacheKey,
@@ -22,6 +23,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await redisServer?.stop();
+  await closeKafka();
   await closeDb();
 });
 

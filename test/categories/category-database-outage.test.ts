@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { escapeIdentifier } from 'pg';
 import { createLogger, DATABASE_CONNECT_TIMEOUT_MS, migrate } from '@fleet/shared';
 import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
 import {
   buildCategory,
@@ -27,6 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await proxy?.cut();
+  await closeKafka();
   await closeDb();
 });
 

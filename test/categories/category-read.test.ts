@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { importCategories } from '@fleet/gateway';
 import { closeDb, db, signToken, TEST_API_KEY, testServers } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 import {
   buildCategory,
   CATEGORY_PATH,
@@ -26,6 +27,7 @@ afterAll(async () => {
   const keys = await redis.keys(`${stack.prefix}:*`);
   if (keys.length > 0) await redis.del(...keys);
   redis.disconnect();
+  await closeKafka();
   await closeDb();
 });
 

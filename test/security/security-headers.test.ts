@@ -4,6 +4,7 @@ import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gatew
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { EventStream } from '../support/event-stream';
 import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
+import { closeKafka } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
 const GROUP = '/fleet/api/v1/vehicle-group';
@@ -26,6 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tight?.stop();
   await stack?.stop();
+  await closeKafka();
   await closeDb();
 });
 

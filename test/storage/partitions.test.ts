@@ -53,6 +53,9 @@ async function storedIn(imei: string): Promise<Array<{ id: number; partition: st
   return rows;
 }
 
+// Every describe below provisions topics through the file's one Kafka admin.
+afterAll(() => closeKafka());
+
 describe('on the partitioned table, through the running stack', () => {
   let stack: Stack;
   let auth: { authorization: string };
@@ -64,7 +67,6 @@ describe('on the partitioned table, through the running stack', () => {
   });
   afterAll(async () => {
     await stack?.stop();
-    await closeKafka();
     await closeDb();
   });
 
