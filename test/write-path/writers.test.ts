@@ -84,6 +84,35 @@ test('once posts stop, the writers commit what they stored: the group has no lag
   expect(await groupLag(group, topic)).toBe(0);
 });
 
+test('a backlog stored at once is committed and announced whole, though its announcements outweigh what the broker takes in one produce', async () => {
+  const imei = uniqueImei();
+  const start = Date.now() - 2 * 3_600_000;
+  const receivedAt = new Date().toISOString();
+  // 6,400 positions in 830 KB of commands on one partition, as a writer finds them after an outage: one
+  // fetch. Announced with their ids and every field, they weigh about 2 MB, twice what the broker takes
+  // for a partition in one produce.
+  const lists = Array.from({ length: 8 }, (_, list) =>
+    Array.from({ length: 800 }, (_, i) => {
+      const gpsTime = new Date(start + (list * 800 + i) * 1000).toISOString();
+      return { imei, gpsTime, latitude: -6.2, longitude: 106.8, receivedAt };
+    }),
+  );
+  await produceRaw(
+    `${stack.prefix}.trip-locations`,
+    lists.map((list) => ({ key: imei, value: JSON.stringify(list) })),
+  );
+
+  const group = `${stack.prefix}.trip-writer`;
+  const topic = `${stack.prefix}.trip-locations`;
+  await eventually(async () => (await groupLag(group, topic)) === 0, 30_000, { what: 'the backlog to be committed', intervalMs: 250 });
+  const rows = await db().query<{ id: string }>('SELECT id FROM trip_locations WHERE imei = $1 ORDER BY gps_time', [imei]);
+  expect(rows.rows).toHaveLength(6400);
+  const announced = (await readTopic(`${stack.prefix}.positions`, Number.MAX_SAFE_INTEGER, 5000)).flatMap((message) =>
+    (JSON.parse(message.value!) as Array<{ id: number; imei: string }>).filter((event) => event.imei === imei).map((event) => event.id),
+  );
+  expect(announced).toEqual(rows.rows.map((row) => Number(row.id)));
+});
+
 test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {
   const trips = Array.from({ length: 300 }, () => buildTrip());
   let answered = 0;

@@ -22,6 +22,7 @@ import {
   isRefused,
   isStored,
   outgoingMessages,
+  produceRounds,
   type HandledCommand,
   type Outgoing,
   type StoredCommand,
@@ -118,7 +119,9 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
   /** The batches of one fetch are stored together, and their replies and dead letters sent together. */
   const storeTogether = coalesce(handler.store);
   const sendTogether = coalesce(async (outgoing: Outgoing[]) => {
-    await producer.sendBatch(outgoingMessages(outgoing, topics.deadLetter));
+    // Most flushes are one produce. Should a later one fail, the retry sends the earlier ones again:
+    // a gateway ignores a reply it has had, and a stream a position it has sent.
+    for (const round of produceRounds(outgoingMessages(outgoing, topics.deadLetter))) await producer.sendBatch(round);
     return outgoing;
   });
 

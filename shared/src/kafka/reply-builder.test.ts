@@ -1,6 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 import { REPLIES_PER_MESSAGE } from '../schemas/reply.schema';
-import { addressedReply, deadLetter, outgoingMessages, replyFor, type Outgoing } from './reply-builder';
+import { addressedReply, deadLetter, outgoingMessages, PRODUCE_BYTES, produceRounds, replyFor, type Outgoing } from './reply-builder';
 import { headers } from './topics';
 
 function message(messageHeaders: Record<string, string>, offset = '7'): KafkaMessage {
@@ -155,5 +155,44 @@ describe('outgoingMessages', () => {
       [0, ['2']],
       [undefined, ['4']],
     ]);
+  });
+});
+
+describe('produceRounds', () => {
+  const weighing = (kilobytes: number, label: string) => ({ partition: 0, value: `${label}:${'x'.repeat(kilobytes * 1024)}` });
+  const labels = (rounds: ReturnType<typeof produceRounds>, topic: string) =>
+    rounds.flatMap((round) => round.filter((t) => t.topic === topic).flatMap((t) => t.messages.map((m) => String(m.value).split(':')[0])));
+
+  it('sends an ordinary flush as one produce, as it was', () => {
+    const topicMessages = [
+      { topic: 'replies', messages: [weighing(2, 'r1'), weighing(2, 'r2')] },
+      { topic: 'positions', messages: [weighing(4, 'p1')] },
+    ];
+    expect(produceRounds(topicMessages)).toEqual([topicMessages]);
+  });
+
+  it('splits a flush heavier than the broker takes into produces under PRODUCE_BYTES, every topic in order', () => {
+    // 3 MiB of announcements for one partition, and replies: what a writer owes after a backlog.
+    const positions = Array.from({ length: 30 }, (_, i) => weighing(100, `p${i}`));
+    const replies = Array.from({ length: 10 }, (_, i) => weighing(50, `r${i}`));
+    const rounds = produceRounds([
+      { topic: 'replies', messages: replies },
+      { topic: 'positions', messages: positions },
+    ]);
+
+    expect(rounds.length).toBeGreaterThan(3);
+    for (const round of rounds) {
+      const bytes = round.flatMap((t) => t.messages).reduce((sum, m) => sum + Buffer.byteLength(String(m.value)), 0);
+      expect(bytes).toBeLessThanOrEqual(PRODUCE_BYTES);
+    }
+    expect(labels(rounds, 'positions')).toEqual(positions.map((m) => m.value.split(':')[0]));
+    expect(labels(rounds, 'replies')).toEqual(replies.map((m) => m.value.split(':')[0]));
+  });
+
+  it('counts bytes, not characters, and sends a message heavier than PRODUCE_BYTES alone', () => {
+    const wide = { value: 'ž'.repeat(300 * 1024) }; // 600 KiB of UTF-8 in 300 Ki characters
+    const heavy = { value: Buffer.alloc(PRODUCE_BYTES + 1) };
+    const rounds = produceRounds([{ topic: 't', messages: [wide, wide, heavy, wide] }]);
+    expect(rounds.map((round) => round[0]!.messages.length)).toEqual([1, 1, 1, 1]);
   });
 });
