@@ -15,6 +15,7 @@ export { OffsetCommitter } from './kafka/offset-committer';
 export * from './kafka/renewing-producer';
 export * from './kafka/consumer-lag';
 export * from './kafka/topic-check';
+export * from './kafka/topic-layout';
 export * from './schemas/gps-time';
 export * from './schemas/coercion';
 export * from './schemas/checks';

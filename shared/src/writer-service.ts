@@ -12,6 +12,7 @@ import { createKafka } from './kafka/client';
 import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
 import { registerConsumerLag } from './kafka/consumer-lag';
 import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
+import { TopicLayout } from './kafka/topic-layout';
 import { topicsFor, type Topics } from './kafka/topics';
 import type { Logger } from './logger';
 import { createKafkaOutageMetrics } from './kafka/client-outage';
@@ -63,8 +64,11 @@ export interface WriterDefinition<S extends z.ZodType> {
   /** Service name, also the default consumer group. */
   name: string;
   topic: (topics: Topics) => string;
-  /** The writer's handler of a batch of commands, storing through the pool. */
-  consume: (pool: Pool, context: WriterContext) => CommandHandler<S>;
+  /**
+   * The writer's handler of a batch of commands, storing through the pool. `published` holds the
+   * partitions of the topics it announces on, as the broker reported them at start.
+   */
+  consume: (pool: Pool, context: WriterContext & { published: TopicLayout }) => CommandHandler<S>;
   /** Started once the database answers and before the first command is consumed; stopped after the last. */
   upkeep?: (context: WriterContext) => Promise<WriterUpkeep>;
 }
@@ -130,12 +134,14 @@ export async function startWriter<S extends z.ZodType>(
     // The trip-writer announces committed positions on topics.positions in the produce of its replies.
     missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter, topics.positions]);
     if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
+    const published = new TopicLayout();
+    published.update((await lagAdmin.fetchTopicMetadata({ topics: [topics.positions] })).topics);
     consumer = await startCommandConsumer({
       kafka,
       topics,
       topic,
       groupId,
-      handler: definition.consume(pool, context),
+      handler: definition.consume(pool, { ...context, published }),
       logger,
       concurrency: config.WRITER_CONCURRENCY,
       settings: {

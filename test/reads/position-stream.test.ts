@@ -67,6 +67,30 @@ test('a batch is one event per position, in order', async () => {
   stream.close();
 });
 
+test("a batch from many devices reaches each device's streams, every position once and in order, and nothing of the others", async () => {
+  const devices = Array.from({ length: 30 }, () => uniqueImei());
+  const all = await Stream.open(streamUrl(...devices.slice(0, 20)), auth);
+  const one = await Stream.open(streamUrl(devices[25]!), auth);
+  const start = Date.now() - 600_000;
+  // Two positions of each device, the devices interleaved, as an aggregator forwards them.
+  const trips = [0, 1].flatMap((second) =>
+    devices.map((imei) => buildTrip({ imei, gpsTime: new Date(start + second * 1000).toISOString() })),
+  );
+  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location/batch`, trips, auth);
+  expect(res.status).toBe(200);
+  const ids: number[] = res.body.data.items.map((item: { id: number }) => item.id);
+  const idsOf = (imei: string) => ids.filter((_, index) => trips[index]!.imei === imei);
+
+  await eventually(() => all.events.length >= 40 && one.events.length >= 2, 10_000, { what: 'the followed devices’ 42 position events' });
+  for (const imei of devices.slice(0, 20)) {
+    expect(all.events.filter((received) => received.data.imei === imei).map((received) => received.data.id)).toEqual(idsOf(imei));
+  }
+  expect(all.events).toHaveLength(40);
+  expect(one.events.map((received) => received.data.id)).toEqual(idsOf(devices[25]!));
+  all.close();
+  one.close();
+});
+
 test('reconnecting with Last-Event-ID replays what was stored meanwhile, then goes on live, nothing missed or sent twice', async () => {
   const imei = uniqueImei();
   const first = await Stream.open(streamUrl(imei), auth);

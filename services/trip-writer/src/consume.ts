@@ -2,7 +2,15 @@
 // by trip-store in the partitions the guard has made sure of, and answered with the row's id and the
 // sentence the client reads in `information`.
 import type { Pool } from 'pg';
-import { positionEvent, tripLocationCommandSchema, type CommandHandler, type PositionEvent, type TripLocationCommand } from '@fleet/shared';
+import {
+  positionEvent,
+  tripLocationCommandSchema,
+  type Announcement,
+  type CommandHandler,
+  type PositionEvent,
+  type TopicLayout,
+  type TripLocationCommand,
+} from '@fleet/shared';
 import type { PartitionGuard } from './partition-guard';
 import { storeTripLocations, type TripLocationRow } from './trip-store';
 
@@ -36,13 +44,59 @@ async function storeInPartitions(pool: Pool, guard: PartitionGuard, trips: TripL
 }
 
 /**
- * `positionsTopic`: where each committed position is announced for live streams, one message per device
- * and batch, keyed by IMEI, its positions in id order. A position stored before (a retry) is not new.
+ * Characters of events one announcement carries at most: a partition's batch can hold thousands of
+ * positions, and 256 Ki characters (at most 768 KiB of UTF-8) stay under the broker's 1 MB message limit.
+ */
+const ANNOUNCEMENT_CHARS = 256 * 1024;
+
+/**
+ * The messages announcing a batch's committed positions on `topic`. Each device's positions reach the
+ * partition a message keyed by its IMEI reaches (`partitionOf`), in id order, so they keep their order;
+ * the devices bound for one partition share its messages, so a batch from a hundred devices costs the
+ * writer and the broker a message or a few rather than a hundred. While the topic's partitions are not
+ * known, each device's positions go in messages of their own, keyed by its IMEI.
+ */
+export function positionAnnouncements(
+  topic: string,
+  events: PositionEvent[],
+  partitionOf: (imei: string) => number | undefined,
+): Announcement[] {
+  const places = new Map<number | string, string[]>();
+  for (const event of [...events].sort((a, b) => a.id - b.id)) {
+    const place = partitionOf(event.imei) ?? event.imei;
+    let encoded = places.get(place);
+    if (!encoded) places.set(place, (encoded = []));
+    encoded.push(JSON.stringify(event));
+  }
+  const announcements: Announcement[] = [];
+  for (const [place, encoded] of places) {
+    const address = typeof place === 'number' ? { key: null, partition: place } : { key: place };
+    let chunk: string[] = [];
+    let chars = 0;
+    const flush = () => announcements.push({ topic, message: { ...address, value: `[${chunk.join(',')}]` } });
+    for (const event of encoded) {
+      if (chunk.length > 0 && chars + event.length > ANNOUNCEMENT_CHARS) {
+        flush();
+        chunk = [];
+        chars = 0;
+      }
+      chunk.push(event);
+      chars += event.length + 1;
+    }
+    flush();
+  }
+  return announcements;
+}
+
+/**
+ * `positionsTopic`: where each committed position is announced for live streams (positionAnnouncements),
+ * placed by `published`, its partitions. A position stored before (a retry) is not new.
  */
 export function consumeTripLocations(
   pool: Pool,
   guard: PartitionGuard,
   positionsTopic: string,
+  published: TopicLayout,
 ): CommandHandler<typeof tripLocationCommandSchema> {
   return {
     schema: tripLocationCommandSchema,
@@ -51,16 +105,8 @@ export function consumeTripLocations(
       return rows.map((row, index) => ({ ...row, information: tripInformation(trips[index]!, row.duplicate) }));
     },
     announce(stored) {
-      const byDevice = new Map<string, PositionEvent[]>();
-      for (const { command, result } of stored) {
-        let events = byDevice.get(command.imei);
-        if (!events) byDevice.set(command.imei, (events = []));
-        events.push(positionEvent(command, result.id));
-      }
-      return [...byDevice].map(([imei, events]) => ({
-        topic: positionsTopic,
-        message: { key: imei, value: JSON.stringify(events.sort((a, b) => a.id - b.id)) },
-      }));
+      const events = stored.map(({ command, result }) => positionEvent(command, result.id));
+      return positionAnnouncements(positionsTopic, events, (imei) => published.partitionOf(positionsTopic, imei));
     },
   };
 }

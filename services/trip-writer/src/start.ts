@@ -33,7 +33,8 @@ export function start(config: TripWriterConfig, logger: Logger = createLogger('t
           },
           { pool: context.pool, logger: context.logger, ...partitionsOf(context) },
         ),
-      consume: (pool, context) => consumeTripLocations(pool, partitionsOf(context).guard, topicsFor(config.KAFKA_TOPIC_PREFIX).positions),
+      consume: (pool, context) =>
+        consumeTripLocations(pool, partitionsOf(context).guard, topicsFor(config.KAFKA_TOPIC_PREFIX).positions, context.published),
     },
     config,
     logger,

@@ -33,6 +33,12 @@ import { headers, type Topics } from './topics';
 
 export type { HandledCommand, RejectedCommand, StoredCommand } from './reply-builder';
 
+/** A message a writer publishes about what it stored, beside its replies. */
+export interface Announcement {
+  topic: string;
+  message: Message;
+}
+
 /** What a writer supplies: the wire schema of its topic, and how a batch of commands is stored and answered. */
 export interface CommandHandler<S extends z.ZodType> {
   schema: S;
@@ -42,7 +48,7 @@ export interface CommandHandler<S extends z.ZodType> {
    * Events to publish about what a batch stored, sent in the produce that carries its replies: after
    * the commit, so a refused or rolled-back command is never announced.
    */
-  announce?: (stored: Array<{ command: z.output<S>; result: StoredCommand }>) => Array<{ topic: string; message: Message }>;
+  announce?: (stored: Array<{ command: z.output<S>; result: StoredCommand }>) => Announcement[];
 }
 
 export interface CommandConsumerOptions<S extends z.ZodType> {

@@ -10,6 +10,7 @@ import {
   headers,
   producerConfig,
   RenewingProducer,
+  TopicLayout,
   type CommandReply,
   type KafkaClientSettings,
   type Logger,
@@ -21,7 +22,6 @@ import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
 import { ReplyPartitions } from './reply-partitions';
 import { ReplyPathProbe } from './reply-path-probe';
-import { TopicLayout } from './topic-layout';
 
 export interface CommandBusOptions {
   kafka: Kafka;

@@ -1,7 +1,9 @@
-// Which partition of a command topic a key lands on, as the producer's own partitioner would place it.
-// A batch from many devices is published as one message per partition rather than one per device, and
-// each device's positions must still reach the partition its single posts reach, so the gateway asks
-// the same partitioner (kafkajs's default, Java's murmur2) with the partition counts the broker reports.
+// Which partition of a topic a key lands on, as the producer's own partitioner would place it. A batch
+// from many devices is published as one message per partition rather than one per device, and each
+// device's positions must still reach the partition a message keyed by its IMEI reaches: the gateway
+// places trip-location commands so, and the trip-writer its announcements of committed positions. Both
+// ask the same partitioner (kafkajs's default, Java's murmur2) with the partition counts the broker
+// reports.
 import { Partitioners, type ITopicMetadata, type PartitionMetadata } from 'kafkajs';
 
 export class TopicLayout {
