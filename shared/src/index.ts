@@ -16,6 +16,7 @@ export * from './kafka/renewing-producer';
 export * from './kafka/consumer-lag';
 export * from './kafka/topic-check';
 export * from './kafka/topic-layout';
+export { messageBytes, PRODUCE_BYTES } from './kafka/reply-builder';
 export * from './schemas/gps-time';
 export * from './schemas/coercion';
 export * from './schemas/checks';

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 
@@ -265,6 +266,29 @@ describe('storing', () => {
     expect(again.status).toBe(200);
     expect(okItems(again.body)).toEqual(items);
     expect(await storedRows(trips.map((trip) => trip.imei))).toHaveLength(1000);
+  });
+});
+
+describe('large batches together', () => {
+  let lingering: Gateway;
+  beforeAll(async () => {
+    // A gateway that gathers a second's commands into its first produce, so the batches below share it.
+    lingering = await startGateway(gatewayConfig({ ...stack.env, PORT: '0', KAFKA_LINGER_MS: '1000' }));
+  });
+  afterAll(() => lingering?.stop());
+
+  test('are all stored: one produce never carries more for a partition than the broker takes', async () => {
+    const imei = uniqueImei();
+    const attributes = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`io${i}`, 'x'.repeat(24)]));
+    // Four batches of one device (one partition), about 650 KB each: together they pass, four times over,
+    // the 1 MB the broker takes for a partition in one produce.
+    const positions = track(4000, imei).map((trip) => ({ ...trip, attributes }));
+    const batches = [0, 1, 2, 3].map((part) => positions.slice(part * 1000, (part + 1) * 1000));
+
+    const answers = await Promise.all(batches.map((batch) => postJson(`${lingering.url}${BATCH_PATH}`, batch, auth)));
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    expect(await storedRows([imei])).toHaveLength(4000);
   });
 });
 

@@ -170,12 +170,12 @@ export function outgoingMessages(outgoing: readonly Outgoing[], deadLetterTopic:
  */
 export const PRODUCE_BYTES = 768 * 1024;
 
-/** What a message weighs in a produce: its key, value and headers, and a record's framing. */
 const RECORD_FRAMING_BYTES = 64;
 const bytesOf = (data: string | Buffer | null | undefined) =>
   data == null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : data.length;
 
-function weightOf(message: Message): number {
+/** What a message weighs in a produce: its key, value and headers, and a record's framing. */
+export function messageBytes(message: Message): number {
   let bytes = RECORD_FRAMING_BYTES + bytesOf(message.key) + bytesOf(message.value);
   for (const [name, value] of Object.entries(message.headers ?? {})) {
     bytes += Buffer.byteLength(name);
@@ -195,7 +195,7 @@ export function produceRounds(topicMessages: readonly TopicMessages[], maxBytes 
   const close = () => rounds.push([...round].map(([topic, messages]) => ({ topic, messages })));
   for (const { topic, messages } of topicMessages) {
     for (const message of messages) {
-      const weight = weightOf(message);
+      const weight = messageBytes(message);
       if (bytes > 0 && bytes + weight > maxBytes) {
         close();
         round = new Map();

@@ -1,10 +1,11 @@
 import type { TopicMessages } from 'kafkajs';
+import { messageBytes, PRODUCE_BYTES } from '@fleet/shared';
 import { BatchingPublisher, byTopic, type OutgoingCommand } from './batching-publisher';
 
 const command = (topic: string, correlationId: string): OutgoingCommand => ({ topic, correlationId, message: { value: correlationId } });
 
 /** A publisher whose produces are recorded; each produce waits until released when `hold` is set. */
-function recording(options: { lingerMs?: number; maxBatchSize?: number; fail?: boolean } = {}) {
+function recording(options: { lingerMs?: number; maxBatchSize?: number; maxBatchBytes?: number; fail?: boolean } = {}) {
   const sends: TopicMessages[][] = [];
   const outcomes: Array<{ ids: string[]; failed: boolean }> = [];
   const publisher = new BatchingPublisher({
@@ -13,6 +14,7 @@ function recording(options: { lingerMs?: number; maxBatchSize?: number; fail?: b
       if (options.fail) throw new Error('broker down');
     },
     maxBatchSize: options.maxBatchSize ?? 100,
+    maxBatchBytes: options.maxBatchBytes ?? PRODUCE_BYTES,
     lingerMs: options.lingerMs ?? 0,
     onSent: (batch, _seconds, error) => outcomes.push({ ids: batch.map((c) => c.correlationId), failed: error !== undefined }),
   });
@@ -91,6 +93,30 @@ describe('BatchingPublisher', () => {
     expect(outcomes.map((outcome) => outcome.ids)).toEqual([['list of 6', 'one'], ['list of 4'], ['list of 12'], ['last']]);
   });
 
+  it('sends at most maxBatchBytes in one produce, and a message heavier than that alone', async () => {
+    const weighing = (id: string, kilobytes: number): OutgoingCommand => ({
+      topic: 't',
+      correlationId: id,
+      message: { value: 'x'.repeat(kilobytes * 1024) },
+    });
+    const { publisher, sends, outcomes } = recording({ maxBatchBytes: 1024 * 1024 });
+    for (const [id, kilobytes] of [
+      ['a', 400],
+      ['b', 400],
+      ['c', 400],
+      ['heavy', 1500],
+      ['d', 100],
+    ] as const) {
+      publisher.publish(weighing(id, kilobytes));
+    }
+
+    await jest.runAllTimersAsync();
+
+    expect(outcomes.map((outcome) => outcome.ids)).toEqual([['a', 'b'], ['c'], ['heavy'], ['d']]);
+    const sizes = sends.map((send) => send.flatMap((t) => t.messages).reduce((sum, m) => sum + messageBytes(m), 0));
+    expect(sizes.filter((bytes) => bytes > 1024 * 1024)).toHaveLength(1);
+  });
+
   it('when a produce fails, reports the batch as failed', async () => {
     const { publisher, outcomes } = recording({ fail: true });
     publisher.publish(command('t', '1'));
@@ -112,6 +138,7 @@ describe('BatchingPublisher', () => {
         if (ids.some((id) => id.startsWith('stalled'))) await new Promise<void>((resolve) => held.push(resolve));
       },
       maxBatchSize: 100,
+      maxBatchBytes: PRODUCE_BYTES,
       lingerMs: 0,
       onSent: (batch, _seconds, _error, leader) => {
         outcomes.push(batch.map((c) => c.correlationId));
@@ -149,6 +176,7 @@ describe('BatchingPublisher', () => {
         if (sent.length === 1) await new Promise<void>((resolve) => (finishFirst = resolve));
       },
       maxBatchSize: 100,
+      maxBatchBytes: PRODUCE_BYTES,
       lingerMs: 0,
       sendTimeoutMs: 2000,
       onSent: (batch, _seconds, error) => outcomes.push({ ids: batch.map((c) => c.correlationId), failed: error !== undefined }),

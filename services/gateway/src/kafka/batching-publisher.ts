@@ -5,6 +5,7 @@
 // only the commands bound for it: the rest are stored and answered as if nothing had happened.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, TopicMessages } from 'kafkajs';
+import { messageBytes } from '@fleet/shared';
 
 export interface OutgoingCommand {
   topic: string;
@@ -23,6 +24,8 @@ export interface BatchingPublisherOptions {
    * past message.max.bytes (1 MB by default).
    */
   maxBatchSize: number;
+  /** The most bytes sent in one produce request (a message heavier alone goes alone), for the same reason. */
+  maxBatchBytes: number;
   /**
    * The shortest time between two produce requests (Kafka's linger.ms): commands gather meanwhile, so a
    * busy gateway sends few large record batches rather than many small ones. 0 sends at once.
@@ -86,7 +89,7 @@ class Lane {
     try {
       while (this.queue.length > 0) {
         const startedAt = performance.now();
-        await this.sendBatch(this.queue.splice(0, this.fitting(maxBatchSize)));
+        await this.sendBatch(this.queue.splice(0, this.fitting()));
         // Under load the next batch is already waiting; it still lingers out the rest of the interval.
         const rest = lingerMs - (performance.now() - startedAt);
         if (rest > 0 && this.queuedCommands() < maxBatchSize) await sleep(rest);
@@ -101,12 +104,16 @@ class Lane {
     return this.queue.reduce((sum, queued) => sum + (queued.commands ?? 1), 0);
   }
 
-  /** How many queued messages, from the head, hold at most `max` commands; at least one. */
-  private fitting(max: number): number {
+  /** How many queued messages, from the head, hold at most maxBatchSize commands and maxBatchBytes; at least one. */
+  private fitting(): number {
+    const { maxBatchSize, maxBatchBytes } = this.options;
     let commands = 0;
+    let bytes = 0;
     for (let count = 0; count < this.queue.length; count += 1) {
-      commands += this.queue[count]!.commands ?? 1;
-      if (commands > max) return Math.max(count, 1);
+      const queued = this.queue[count]!;
+      commands += queued.commands ?? 1;
+      bytes += messageBytes(queued.message);
+      if (commands > maxBatchSize || bytes > maxBatchBytes) return Math.max(count, 1);
     }
     return this.queue.length;
   }

@@ -8,6 +8,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import {
   AppError,
   headers,
+  PRODUCE_BYTES,
   producerConfig,
   RenewingProducer,
   TopicLayout,
@@ -140,6 +141,7 @@ export class CommandBus {
       },
       sendTimeoutMs: options.publishTimeoutMs,
       maxBatchSize: MAX_BATCH_SIZE,
+      maxBatchBytes: PRODUCE_BYTES,
       lingerMs: options.lingerMs,
       leaderOf: (command) => this.leaderOf(command),
       onSent: (batch, seconds, error, leader) => {
