@@ -211,6 +211,62 @@ describe('deeply nested JSON', () => {
   });
 });
 
+describe('attributes nested or grown past their bounds', () => {
+  const deepText = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  const deepAttributes = (depth: number) => JSON.parse(deepText(depth)) as Record<string, unknown>;
+  /** The trip's JSON with attributes 20,000 objects deep, written as text: JSON.stringify would overflow. */
+  const withDeepAttributes = (trip: Record<string, unknown>) =>
+    JSON.stringify({ ...trip, attributes: 0 }).replace('"attributes":0', `"attributes":${deepText(20_000)}`);
+  const BATCH_PATH = `${TRIP_PATH}/batch`;
+
+  test.each([
+    ['a trip, 20,000 objects deep', TRIP_PATH, (trip: Record<string, unknown>) => withDeepAttributes(trip), 'attributes'],
+    ['a batch, 20,000 objects deep', BATCH_PATH, (trip: Record<string, unknown>) => `[${withDeepAttributes(trip)}]`, '0.attributes'],
+  ])('in %s respond 400 naming attributes, store nothing, and the gateway keeps serving', async (_label, path, body, field) => {
+    const trip = buildTrip();
+    const answer = await sendRefused(path, body(trip), {}, () => tripRows(trip.imei));
+    const issues = path === TRIP_PATH ? answer.body.issues : answer.body.data.items[0].error.issues;
+    expect(answer.status).toBe(path === TRIP_PATH ? 400 : 200);
+    expect(issues).toEqual([{ path: field.replace(/^0\./, ''), code: 'custom', message: 'Must nest at most 8 levels deep' }]);
+    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+  });
+
+  test('a command the bus cannot serialise, or that can never fit a message, is refused with nothing left waiting for a reply', async () => {
+    const circular: Record<string, unknown> = { imei: '1' };
+    circular.self = circular;
+    const topic = `${stack.prefix}.trip-locations`;
+    const { bus } = stack.gateway;
+    await expect(bus.request({ topic, key: '1', value: circular })).rejects.toMatchObject({ code: 'E-S1/1-00' });
+    await expect(bus.request({ topic, key: '1', value: { blob: 'x'.repeat(600 * 1024) } })).rejects.toMatchObject({
+      code: 'E-V1/1-05',
+    });
+    await expect(bus.requestLists([{ topic, key: '1', values: [{ blob: 'x'.repeat(600 * 1024) }, {}] }])).rejects.toMatchObject({
+      code: 'E-V1/1-05',
+    });
+    expect(bus.pendingCount()).toBe(0);
+    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+  });
+
+  test('NDJSON lines with nested, wide or heavy attributes are refused one by one; the valid line is stored', async () => {
+    const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, Array.from({ length: 30 }, () => 0)]));
+    const lines = [
+      buildTrip({ attributes: deepAttributes(9) }),
+      buildTrip({ attributes: wide }),
+      buildTrip({ attributes: { blob: 'x'.repeat(17 * 1024) } }),
+      buildTrip({ attributes: { nested: { ok: [1, 2, { three: 3 }] } } }),
+    ];
+    const answer = await send(BATCH_PATH, lines.map((line) => JSON.stringify(line)).join('\n'), { 'content-type': 'application/x-ndjson' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.items.map((item: any) => item.error?.issues?.[0]?.message ?? 'stored')).toEqual([
+      'Must nest at most 8 levels deep',
+      'Must hold at most 1024 keys and list elements in all',
+      'Must be at most 16 KiB as JSON',
+      'stored',
+    ]);
+    expect((await tripRows(lines[3]!.imei)).map((row) => row.attributes)).toEqual([{ nested: { ok: [1, 2, { three: 3 }] } }]);
+  });
+});
+
 describe('prototype pollution', () => {
   afterEach(() => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

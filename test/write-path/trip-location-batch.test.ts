@@ -292,6 +292,42 @@ describe('large batches together', () => {
   });
 });
 
+describe('a batch that grows past a message once normalised', () => {
+  /**
+   * 1,000 positions of one device in just under BODY_LIMIT (1 MiB), written as tersely as the API takes
+   * them (epoch seconds, ignition as 0): normalised, with each one's receivedAt, they pass the 1 MB the
+   * broker takes in one message.
+   */
+  function terseBatch(imei: string): string {
+    const start = Math.floor(Date.now() / 1000) - 86_400 - Math.floor(Math.random() * 1e5);
+    const padding = 'x'.repeat(920);
+    const lines = Array.from(
+      { length: 1000 },
+      (_, i) =>
+        `{"imei":"${imei}","gpsTime":${start + i},"latitude":0,"longitude":0,"speed":0,"ignition":0,"attributes":{"p":"${padding}"}}`,
+    );
+    return `[${lines.join(',')}]`;
+  }
+
+  test('is stored whole, and other devices posting meanwhile are answered 200', async () => {
+    const imeis = Array.from({ length: 5 }, () => uniqueImei());
+    const bodies = imeis.map(terseBatch);
+    for (const body of bodies) expect(Buffer.byteLength(body)).toBeLessThan(1024 * 1024);
+    const others = Array.from({ length: 12 }, () => buildTrip());
+
+    const [batches, singles] = await Promise.all([
+      Promise.all(bodies.map((body) => postJson(url, body, auth))),
+      Promise.all(others.map((trip) => postJson(`${stack.url}${SINGLE_PATH}`, trip, auth))),
+    ]);
+
+    expect(batches.map((answer) => [answer.status, answer.body?.data?.accepted])).toEqual(imeis.map(() => [200, 1000]));
+    expect(singles.map((answer) => answer.status)).toEqual(others.map(() => 200));
+    for (const imei of imeis) expect(await storedRows([imei])).toHaveLength(1000);
+    const after = await postJson(`${stack.url}${SINGLE_PATH}`, buildTrip(), auth);
+    expect(after.status).toBe(200);
+  });
+});
+
 describe('refusals store and publish nothing', () => {
   async function expectRefused(send: () => Promise<Answer>, status: number, body: Record<string, unknown>, imeis: unknown[] = []) {
     const before = await messagesIn(`${stack.prefix}.trip-locations`);

@@ -1,4 +1,12 @@
-import { tripLocationCommandSchema, tripLocationRequestSchema } from './trip-location.schema';
+import {
+  attributesBeyondBounds,
+  attributesSchema,
+  MAX_ATTRIBUTE_VALUES,
+  MAX_ATTRIBUTES_BYTES,
+  MAX_ATTRIBUTES_DEPTH,
+  tripLocationCommandSchema,
+  tripLocationRequestSchema,
+} from './trip-location.schema';
 
 const valid = {
   imei: '356938035643809',
@@ -87,5 +95,34 @@ describe('tripLocationRequestSchema', () => {
   test('its output, with a receive time, is a valid Kafka command', () => {
     const parsed = tripLocationRequestSchema.parse(valid);
     expect(tripLocationCommandSchema.safeParse({ ...parsed, receivedAt: new Date().toISOString() }).success).toBe(true);
+  });
+});
+
+describe('attributesBeyondBounds', () => {
+  const nested = (depth: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = { leaf: 1 };
+    for (let level = 1; level < depth; level += 1) value = { a: value };
+    return value;
+  };
+
+  it('accepts attributes exactly at each bound', () => {
+    expect(attributesBeyondBounds(nested(MAX_ATTRIBUTES_DEPTH))).toBeUndefined();
+    expect(attributesBeyondBounds({ list: Array.from({ length: MAX_ATTRIBUTE_VALUES - 1 }, () => 0) })).toBeUndefined();
+    expect(attributesBeyondBounds({ t: 'x'.repeat(MAX_ATTRIBUTES_BYTES - '{"t":""}'.length) })).toBeUndefined();
+  });
+
+  it('refuses one past each bound, by depth, by values in all, by bytes, and a non-finite number', () => {
+    expect(attributesBeyondBounds(nested(MAX_ATTRIBUTES_DEPTH + 1))).toBe(`Must nest at most ${MAX_ATTRIBUTES_DEPTH} levels deep`);
+    expect(attributesBeyondBounds({ list: Array.from({ length: MAX_ATTRIBUTE_VALUES }, () => 0) })).toMatch(/keys and list elements/);
+    expect(attributesBeyondBounds({ t: 'x'.repeat(MAX_ATTRIBUTES_BYTES - '{"t":""}'.length + 1) })).toBe('Must be at most 16 KiB as JSON');
+    expect(attributesBeyondBounds({ big: Infinity })).toBe('Must hold only finite numbers');
+  });
+
+  it('refuses attributes nested 100,000 deep without overflowing the stack', () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) as Record<string, unknown>;
+    expect(attributesBeyondBounds(deep)).toBe(`Must nest at most ${MAX_ATTRIBUTES_DEPTH} levels deep`);
+    expect(attributesSchema.safeParse(deep).error?.issues.map((issue) => issue.message)).toEqual([
+      `Must nest at most ${MAX_ATTRIBUTES_DEPTH} levels deep`,
+    ]);
   });
 });

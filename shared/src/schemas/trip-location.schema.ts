@@ -15,17 +15,54 @@ export const imeiSchema = z
   .regex(/^[\x21-\x7e]*$/, 'Must contain only printable ASCII characters without spaces');
 
 export const MAX_ATTRIBUTES = 256;
+/** How deep objects and lists may nest inside attributes: a tracker's extras are flat or nearly so. */
+export const MAX_ATTRIBUTES_DEPTH = 8;
+/** Keys and list elements of attributes at every depth together. */
+export const MAX_ATTRIBUTE_VALUES = 1024;
+/** The attributes as JSON, in UTF-8 bytes. */
+export const MAX_ATTRIBUTES_BYTES = 16 * 1024;
+
+/**
+ * Why attributes are too large to keep, or undefined when they fit. Walked with a stack, never recursion:
+ * a value nested twenty thousand deep must be refused here, before anything serialises it (JSON.stringify
+ * would overflow the call stack), and it must stop at the first bound passed rather than read it all.
+ */
+export function attributesBeyondBounds(attributes: Record<string, unknown>): string | undefined {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: attributes, depth: 1 }];
+  let values = 0;
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (value === null || typeof value !== 'object') {
+      if (typeof value === 'number' && !Number.isFinite(value)) return 'Must hold only finite numbers';
+      continue;
+    }
+    if (depth > MAX_ATTRIBUTES_DEPTH) return `Must nest at most ${MAX_ATTRIBUTES_DEPTH} levels deep`;
+    const children = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
+    values += children.length;
+    if (values > MAX_ATTRIBUTE_VALUES) return `Must hold at most ${MAX_ATTRIBUTE_VALUES} keys and list elements in all`;
+    for (const child of children) stack.push({ value: child, depth: depth + 1 });
+  }
+  if (Buffer.byteLength(JSON.stringify(attributes)) > MAX_ATTRIBUTES_BYTES) {
+    return `Must be at most ${MAX_ATTRIBUTES_BYTES / 1024} KiB as JSON`;
+  }
+  return undefined;
+}
 
 /**
  * What a tracker reports beyond the columns (altitude, accuracy, battery, IO elements...), kept whole as
- * a JSON object: at most MAX_ATTRIBUTES keys, each of at most 64 characters. The values arrive parsed
- * from JSON (a body, a Kafka message) or made by a protocol's decoder, so they are JSON already.
+ * a JSON object: at most MAX_ATTRIBUTES keys, each of at most 64 characters, bounded in depth, values
+ * and bytes (attributesBeyondBounds). The values arrive parsed from JSON (a body, a Kafka message) or
+ * made by a protocol's decoder, so they are JSON already.
  */
 export const attributesSchema = z
   .record(z.string().check(maxLength(64, 'Must be at most 64 characters')), z.unknown(), {
     error: typeError('Expected an object'),
   })
-  .refine((attributes) => Object.keys(attributes).length <= MAX_ATTRIBUTES, `Must hold at most ${MAX_ATTRIBUTES} attributes`);
+  .refine((attributes) => Object.keys(attributes).length <= MAX_ATTRIBUTES, `Must hold at most ${MAX_ATTRIBUTES} attributes`)
+  .superRefine((attributes, ctx) => {
+    const beyond = attributesBeyondBounds(attributes);
+    if (beyond !== undefined) ctx.addIssue({ code: 'custom', message: beyond });
+  });
 
 export type Attributes = z.infer<typeof attributesSchema>;
 

@@ -98,6 +98,60 @@ const LEADERS_REFRESH_MS = 1000;
 const MAX_BATCH_SIZE = 2000;
 /** How long start() waits for the reply group to assign this gateway its partitions and for their probes. */
 const REPLY_PATH_TIMEOUT_MS = 60_000;
+/**
+ * The most one command message may weigh as JSON. A produce of it, with its headers, stays under
+ * PRODUCE_BYTES and so under the broker's 1 MB limit, and so do the writer's announcements of what it
+ * holds. A list heavier than this is published as several messages; a single command heavier is refused.
+ */
+export const MAX_COMMAND_BYTES = 512 * 1024;
+
+/** A message's JSON, ready to publish, and the commands it carries. */
+interface Encoded {
+  value: string;
+  commands: number;
+}
+
+function tooLarge(bytes: number): AppError {
+  return new AppError({
+    kind: 'payloadTooLarge',
+    detail: `one position or group is ${bytes} bytes once normalised, over the ${MAX_COMMAND_BYTES} a message may carry; it can never be stored, so do not retry it`,
+  });
+}
+
+/**
+ * JSON of a command (or list), refused before anything waits for a reply: a value that cannot be
+ * serialised is a fault of this gateway (validation should have refused it), never a reason to exit.
+ */
+function encode(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new AppError({ kind: 'internal', cause: error });
+  }
+}
+
+/** A list of commands as messages under MAX_COMMAND_BYTES each, halved until each fits, in order. */
+export function encodeList(values: readonly unknown[]): Encoded[] {
+  const value = encode(values);
+  const bytes = Buffer.byteLength(value);
+  if (bytes <= MAX_COMMAND_BYTES) return [{ value, commands: values.length }];
+  if (values.length === 1) throw tooLarge(bytes);
+  const half = Math.ceil(values.length / 2);
+  return [...encodeList(values.slice(0, half)), ...encodeList(values.slice(half))];
+}
+
+/** Whether the broker refused a produce for its size: the commands can never fit, Kafka is not down. */
+function refusedForSize(error: unknown): boolean {
+  for (
+    let cause = error as { type?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
+    cause;
+    cause = cause.cause as typeof cause
+  ) {
+    if (cause.type === 'MESSAGE_TOO_LARGE' || cause.type === 'RECORD_LIST_TOO_LARGE') return true;
+    if (Array.isArray(cause.errors) && cause.errors.some(refusedForSize)) return true;
+  }
+  return false;
+}
 
 export class CommandBus {
   private readonly producer: RenewingProducer;
@@ -149,6 +203,16 @@ export class CommandBus {
         if (error === undefined) {
           if (leader !== undefined) this.failingLeaders.delete(leader);
           return this.health.markUp();
+        }
+        if (refusedForSize(error)) {
+          // A broker whose message limit is below MAX_COMMAND_BYTES: these commands never fit, and
+          // nothing else is wrong with Kafka, so no one else is refused for them.
+          logger.error({ err: (error as Error).message }, 'the broker refused a produce as too large; check its message.max.bytes');
+          const refused = new AppError({ kind: 'payloadTooLarge', detail: 'the message broker refused this write as too large' });
+          return this.pending.fail(
+            batch.map(({ correlationId }) => correlationId),
+            refused,
+          );
         }
         // On a cluster, one broker down is not Kafka down: only the commands bound for it fail, their
         // reply partitions are avoided, the partitions' leaders are asked for again (the cluster moves
@@ -328,23 +392,40 @@ export class CommandBus {
   /** Publishes a command and resolves with the writer's reply. Fails with a 503 AppError, never hangs. */
   request(command: CommandRequest): Promise<CommandReply> {
     const refusal = this.refusal(1);
-    return refusal ? Promise.reject(refusal) : this.publish(command, 1).then(single);
+    if (refusal) return Promise.reject(refusal);
+    try {
+      const value = encode(command.value);
+      const bytes = Buffer.byteLength(value);
+      if (bytes > MAX_COMMAND_BYTES) throw tooLarge(bytes);
+      return this.publish(command, { value, commands: 1 }).then(single);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   /**
    * Publishes every list or none of them (MAX_IN_FLIGHT counts their commands), each as one message, in
    * order, and resolves with each list's replies in its order; rejects with the first failure (a 503
-   * AppError), never hangs.
+   * AppError), never hangs. A list too heavy for one message goes as several, in order; a request with a
+   * single command too heavy for one is refused whole (413) before any is published.
    */
   requestLists(lists: readonly CommandListRequest[]): Promise<CommandReply[][]> {
     const refusal = this.refusal(lists.reduce((sum, list) => sum + list.values.length, 0));
     if (refusal) return Promise.reject(refusal);
+    let encoded: Encoded[][];
+    try {
+      encoded = lists.map(({ values }) => encodeList(values));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return Promise.all(
-      lists.map(({ values, ...list }) => this.publish({ ...list, value: values }, values.length).then(listOf(values.length))),
+      lists.map((list, at) =>
+        Promise.all(encoded[at]!.map((part) => this.publish(list, part).then(listOf(part.commands)))).then((parts) => parts.flat()),
+      ),
     );
   }
 
-  private publish(command: CommandRequest, commands: number): Promise<PendingAnswer> {
+  private publish(command: Omit<CommandRequest, 'value'>, { value, commands }: Encoded): Promise<PendingAnswer> {
     const replyPartition = this.partitions.pick((partition) => this.replyPartitionHealthy(partition));
     if (replyPartition === undefined) return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
     const correlationId = `${this.tag}-${randomUUID()}`;
@@ -356,7 +437,7 @@ export class CommandBus {
       message: {
         key: command.key,
         partition: command.partition,
-        value: JSON.stringify(command.value),
+        value,
         headers: {
           ...command.headers,
           [headers.correlationId]: correlationId,
