@@ -2,6 +2,7 @@
 // and Traccar Client's query, form and JSON formats. Each answer is checked against the row it stored,
 // read as soon as the answer arrives: a 200 means committed.
 import { closeKafka } from '../support/kafka';
+import { scrape } from '../support/scrape';
 import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
 
 let stack: Stack;
@@ -186,6 +187,23 @@ describe('accepted: each client’s format is stored as sent, and answered 200 w
   });
 });
 
+describe('acknowledged and not stored: a report without coordinates', () => {
+  test.each([
+    ['cell towers', 'cell=250,99,1234,5678'],
+    ['Wi-Fi networks', 'wifi=aa:bb:cc:dd:ee:ff,-60'],
+  ])('located by %s alone answers 200, stores nothing, and is counted as dropped', async (_label, located) => {
+    const device = await register();
+    const metrics = `${stack.url}/metrics`;
+    const dropped = (await scrape(metrics)).value('fleet_tracker_positions_dropped_total', { reason: 'noCoordinates' });
+
+    const res = await get(device.url, `id=${device.imei}&timestamp=${recently(5)}&${located}`);
+
+    expect(res).toMatchObject({ status: 200, text: '' });
+    expect(await rowsOf(device.imei)).toHaveLength(0);
+    expect((await scrape(metrics)).value('fleet_tracker_positions_dropped_total', { reason: 'noCoordinates' })).toBe(dropped + 1);
+  });
+});
+
 describe('refused: a JSON error, and nothing stored', () => {
   test('an unknown key answers 401', async () => {
     const imei = uniqueDeviceImei();
@@ -214,12 +232,25 @@ describe('refused: a JSON error, and nothing stored', () => {
     ['a timestamp that is no time', 'timestamp', 'id={imei}&lat=1&lon=2&timestamp=yesterday'],
     ['a timestamp further ahead than MAX_FUTURE_SKEW', 'timestamp', `id={imei}&lat=1&lon=2&timestamp=${recently(-3 * 86_400)}`],
     ['a negative speed', 'speed', 'id={imei}&lat=1&lon=2&speed=-3'],
+    ['a hexadecimal latitude', 'lat', 'id={imei}&lat=0x10&lon=2'],
+    ['a latitude of 1e400', 'lat', 'id={imei}&lat=1e400&lon=2'],
+    ['a hexadecimal bearing', 'bearing', 'id={imei}&lat=1&lon=2&bearing=0x10'],
   ])('%s answers 400 naming %s', async (_case, field, query) => {
     const device = await register();
     const res = await get(device.url, query.replace('{imei}', device.imei));
 
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'E-V1/1-01', detail: expect.stringMatching(new RegExp(`^${field}: `)) });
+    expect(await rowsOf(device.imei)).toHaveLength(0);
+  });
+
+  test('a JSON extras value of 1e400 answers 400 naming location.extras rather than storing null', async () => {
+    const device = await register();
+    const body = `{"device_id":"${device.imei}","location":{"coords":{"latitude":1,"longitude":2},"extras":{"big":1e400}}}`;
+    const res = await post(device.url, body, 'application/json');
+
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'E-V1/1-01', detail: 'location.extras: Must hold only finite numbers' });
     expect(await rowsOf(device.imei)).toHaveLength(0);
   });
 

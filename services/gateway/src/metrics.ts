@@ -29,6 +29,8 @@ export interface GatewayMetrics {
   cacheLookups: CacheLookupCounter;
   /** A write let through without its rate limits checked, Redis being unavailable. */
   countRateLimitFallback(): void;
+  /** A tracker's report acknowledged and not stored, by why. */
+  countTrackerPositionDropped(reason: 'noCoordinates'): void;
 }
 
 interface Observer {
@@ -108,6 +110,13 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registers: [registry],
   });
 
+  const trackerDropped = new Counter({
+    name: 'fleet_tracker_positions_dropped_total',
+    help: 'Tracker reports acknowledged without being stored, by reason (noCoordinates: located by cell towers or Wi-Fi alone)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+
   // route -> method -> status -> child; a request then costs three map reads and one observation.
   const children = new Map<string, Map<string, Map<number, Observer>>>();
   function requestObserver(method: string, route: string, status: number): Observer {
@@ -172,6 +181,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     cacheLookups,
     countRateLimitFallback() {
       rateLimitFallbacks.inc();
+    },
+    countTrackerPositionDropped(reason) {
+      trackerDropped.inc({ reason });
     },
   };
 }

@@ -6,6 +6,11 @@ import { typeError } from './issue-wording';
 
 const numericText = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
+/** The number a decimal text writes ("12.5", "-1e3"; "1e400" is Infinity), or NaN for any other text ("0x10", "", "Infinity"). */
+export function decimalNumber(text: string): number {
+  return numericText.test(text.trim()) ? Number(text.trim()) : NaN;
+}
+
 function toNumber(value: unknown, ctx: z.core.$RefinementCtx): unknown {
   const number = typeof value === 'string' && numericText.test(value.trim()) ? Number(value.trim()) : value;
   // "1e999", as text or as a JSON number, is Infinity: refused as the API always has, as zod 3's

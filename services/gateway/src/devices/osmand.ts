@@ -2,7 +2,7 @@
 // Two shapes: the parameters of a URL (or of a form body), and Traccar Client's JSON (version 9 on).
 // What a position reports beyond the columns is kept in its attributes. A field the protocol leaves out
 // stays unknown: the speed and the ignition are never invented, and a missing time is the receipt's.
-import { AppError, type Attributes } from '@fleet/shared';
+import { AppError, decimalNumber, type Attributes } from '@fleet/shared';
 
 export type SpeedUnit = 'knots' | 'kmh' | 'mps' | 'mph';
 
@@ -53,10 +53,8 @@ function missing(field: string, message = 'Required'): AppError {
   });
 }
 
-/** A number as the protocol writes one; NaN when it is none. */
-function numberOf(text: string): number {
-  return text.trim() === '' ? NaN : Number(text);
-}
+/** A number as the protocol writes one, in decimal only ("0x10" is no number); NaN when it is none. */
+const numberOf = decimalNumber;
 
 /** What a query value means as an attribute: a number, a boolean, or the text itself. */
 function attributeValue(text: string): string | number | boolean {
@@ -87,12 +85,17 @@ function timeOf(text: string | undefined, receivedAt: string): unknown {
 /** Fields the columns take; every other parameter is an attribute. */
 const QUERY_COLUMNS = new Set(['id', 'deviceid', 'timestamp', 'lat', 'lon', 'location', 'speed', 'bearing', 'heading', 'ignition']);
 
-/** One position from the URL's (or a form's) parameters; a repeated parameter counts once, its first value. */
+/**
+ * One position from the URL's (or a form's) parameters; a repeated parameter counts once, its first
+ * value. Undefined for a report located only by the cell towers or Wi-Fi networks it saw, with no
+ * coordinates: Traccar Client sends those when the phone has no fix. This service stores fixes only, and
+ * refused, such a report would be sent again for ever, so it is acknowledged and counted as dropped.
+ */
 export function positionFromParameters(
   parameters: Record<string, string | string[] | undefined>,
   speedUnit: SpeedUnit,
   receivedAt: string,
-): OsmandPosition {
+): OsmandPosition | undefined {
   const value = (name: string): string | undefined => {
     const raw = parameters[name];
     return Array.isArray(raw) ? raw[0] : raw;
@@ -104,6 +107,8 @@ export function positionFromParameters(
   let lon = value('lon');
   const location = value('location');
   if ((lat === undefined || lon === undefined) && location !== undefined) [lat, lon] = location.split(',');
+  const located = (text: string | undefined) => text !== undefined && text !== '';
+  if (!located(lat) && !located(lon) && (located(value('cell')) || located(value('wifi')))) return undefined;
   if (lat === undefined || lat === '') throw missing('lat');
   if (lon === undefined || lon === '') throw missing('lon');
   const latitude = numberOf(lat);

@@ -42,7 +42,7 @@ export interface AppDeps {
   /** The device registry's table, for registering devices. */
   pool: Pool;
   /** What the tracker protocols' routes need besides the write routes' dependencies. */
-  trackers: Omit<OsmandRoutesDeps, 'writes'>;
+  trackers: Omit<OsmandRoutesDeps, 'writes' | 'countDropped'>;
   metrics: GatewayMetrics;
 }
 
@@ -76,7 +76,11 @@ export function createHttp(deps: AppDeps): Http {
     ...groupHandlers(deps.groups),
     ...stream.handlers,
     ...positionHandlers(deps.positions),
-    ...osmandHandlers({ ...deps.trackers, writes: deps.writes }),
+    ...osmandHandlers({
+      ...deps.trackers,
+      writes: deps.writes,
+      countDropped: (reason) => deps.metrics.countTrackerPositionDropped(reason),
+    }),
     ...healthHandlers(deps.health),
     ...operationsHandlers(deps.metrics.registry),
   };

@@ -26,6 +26,8 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 export interface OsmandRoutesDeps {
   writes: WriteRoutesDeps;
+  /** Counts reports acknowledged without being stored: located by cell towers or Wi-Fi alone. */
+  countDropped(reason: 'noCoordinates'): void;
   registry: DeviceRegistry;
   trackerPosition: TrackerPositionSchema;
   speedUnit: SpeedUnit;
@@ -45,7 +47,10 @@ export function osmandHandlers(deps: OsmandRoutesDeps): Pick<RouteHandlers, 'osm
   };
 
   /** The positions of the request, with the names its protocol gives their fields. */
-  async function positionsOf(req: IncomingMessage, res: Answer): Promise<{ positions: OsmandPosition[]; names: FieldNames }> {
+  async function positionsOf(
+    req: IncomingMessage,
+    res: Answer,
+  ): Promise<{ positions: Array<OsmandPosition | undefined>; names: FieldNames }> {
     const receivedAt = new Date().toISOString();
     const query = queryOf(req);
     if (Object.keys(query).length > 0 || req.method === 'GET' || !req.headers['content-type']) {
@@ -67,8 +72,14 @@ export function osmandHandlers(deps: OsmandRoutesDeps): Pick<RouteHandlers, 'osm
     // The key is checked before the body is read: an unknown sender costs no parse.
     const device = await deps.registry.deviceOfKey(key);
     if (device === undefined) throw new AppError({ kind: 'deviceKeyUnknown', detail: 'register the device and use the key it was given' });
-    const { positions, names } = await positionsOf(req, res);
+    const { positions: reported, names } = await positionsOf(req, res);
+    const positions = reported.filter((position) => position !== undefined);
     const { writes } = deps;
+    if (positions.length === 0) {
+      deps.countDropped('noCoordinates');
+      res.writeHead(200, { 'Content-Length': 0 }).end();
+      return;
+    }
     await recordTrackerPositions(positions, names, device, requestIdOf(res), {
       bus: writes.bus,
       topic: writes.topics.tripLocations,
