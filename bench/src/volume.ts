@@ -67,9 +67,10 @@ const INSERT_POSITIONS = `
 /** The newest position of each device of the chunk, by the writer's rule: a newer one always wins. */
 const FILL_LAST_LOCATIONS = `
   INSERT INTO device_last_locations AS last
-    (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at)
+    (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
+     last_seen_at)
   SELECT DISTINCT ON (imei)
-    imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at
+    imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at, received_at
   FROM trip_locations
   WHERE imei BETWEEN $1 AND $2 AND gps_time >= $3 AND gps_time < $4
   ORDER BY imei, gps_time DESC
@@ -77,7 +78,7 @@ const FILL_LAST_LOCATIONS = `
     trip_location_id = excluded.trip_location_id, gps_time = excluded.gps_time, latitude = excluded.latitude,
     longitude = excluded.longitude, speed = excluded.speed, ignition = excluded.ignition, angle = excluded.angle,
     satellite = excluded.satellite, door1 = excluded.door1, door2 = excluded.door2, temp = excluded.temp,
-    fuel_percentage = excluded.fuel_percentage, received_at = excluded.received_at
+    fuel_percentage = excluded.fuel_percentage, received_at = excluded.received_at, last_seen_at = excluded.last_seen_at
   WHERE last.gps_time < excluded.gps_time`;
 
 const INSUFFICIENT_PRIVILEGE = '42501';

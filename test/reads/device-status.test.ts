@@ -1,5 +1,5 @@
-// A device's status over real HTTP: registered or seen devices, online or offline by the time their
-// newest position was received, and the list of devices by status.
+// A device's status over real HTTP: registered or seen devices, online or offline by the time anything
+// of theirs was last received (whatever the fixes' times), and the list of devices by status.
 import { closeKafka } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
 
@@ -27,9 +27,9 @@ async function post(imei: string, gpsTime = new Date(Date.now() - 60_000).toISOS
   return res.body.data.id as number;
 }
 
-/** A device last heard from 11 minutes ago: its newest position's receipt moved into the past. */
+/** A device last heard from 11 minutes ago: its last receipt moved into the past. */
 async function silenced(imei: string) {
-  await db().query("UPDATE device_last_locations SET received_at = now() - interval '11 minutes' WHERE imei = $1", [imei]);
+  await db().query("UPDATE device_last_locations SET last_seen_at = now() - interval '11 minutes' WHERE imei = $1", [imei]);
 }
 
 describe('GET /fleet/api/v1/devices/{imei}', () => {
@@ -70,6 +70,30 @@ describe('GET /fleet/api/v1/devices/{imei}', () => {
   test('a device never seen and not registered answers 404; no token 401', async () => {
     expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`)).toMatchObject({ status: 404, body: { code: 'E-N1/1-05' } });
     expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`, {})).toMatchObject({ status: 401 });
+  });
+});
+
+describe("online and offline follow receipt, not the fixes' times", () => {
+  test('a device whose newest fix is dated ahead stays online while it posts current fixes, and its lastSeenAt moves on', async () => {
+    const imei = uniqueDeviceImei();
+    await post(imei, new Date(Date.now() + 2 * 3_600_000).toISOString());
+    await silenced(imei);
+    await post(imei, new Date(Date.now() - 1000).toISOString());
+
+    const { data } = (await get(`/fleet/api/v1/devices/${imei}`)).body;
+    expect(data.status).toBe('online');
+    expect(Date.now() - Date.parse(data.lastSeenAt)).toBeLessThan(60_000);
+  });
+
+  test('a device uploading buffered fixes 30 minutes old, older than its newest, is online and keeps its newest as last position', async () => {
+    const imei = uniqueDeviceImei();
+    const newest = new Date(Date.now() - 60_000).toISOString();
+    await post(imei, newest);
+    await silenced(imei);
+    await post(imei, new Date(Date.now() - 30 * 60_000).toISOString());
+
+    const { data } = (await get(`/fleet/api/v1/devices/${imei}`)).body;
+    expect(data).toMatchObject({ status: 'online', lastPosition: { gpsTime: newest } });
   });
 });
 

@@ -15,7 +15,8 @@ export interface TripLocationRow {
 /**
  * The insert, and the newest of the stored positions per device as its last location, in one statement.
  * Only positions inserted now are candidates: one that already existed was a candidate when it was
- * stored. A late position (older gps_time) leaves a newer last location as it is. Rows reach the upsert
+ * stored. A late position (older gps_time) leaves a newer last location as it is, but still moves the
+ * device's last_seen_at, which follows receipt. Rows reach the upsert
  * sorted by imei, so two batches touching the same devices lock their rows in the same order and cannot
  * deadlock; DISTINCT ON keeps one row per device, which ON CONFLICT DO UPDATE requires.
  */
@@ -32,28 +33,28 @@ const INSERT_BATCH = `
   ), latest AS (
     INSERT INTO device_last_locations AS last
       (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
-       attributes)
+       attributes, last_seen_at)
     SELECT DISTINCT ON (imei)
       imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
-      attributes
+      attributes, max(received_at) OVER (PARTITION BY imei)
     FROM inserted
     ORDER BY imei, gps_time DESC
     ON CONFLICT (imei) DO UPDATE SET
-      trip_location_id = excluded.trip_location_id,
-      gps_time = excluded.gps_time,
-      latitude = excluded.latitude,
-      longitude = excluded.longitude,
-      speed = excluded.speed,
-      ignition = excluded.ignition,
-      angle = excluded.angle,
-      satellite = excluded.satellite,
-      door1 = excluded.door1,
-      door2 = excluded.door2,
-      temp = excluded.temp,
-      fuel_percentage = excluded.fuel_percentage,
-      received_at = excluded.received_at,
-      attributes = excluded.attributes
-    WHERE excluded.gps_time > last.gps_time
+      trip_location_id = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.trip_location_id ELSE last.trip_location_id END,
+      gps_time = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.gps_time ELSE last.gps_time END,
+      latitude = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.latitude ELSE last.latitude END,
+      longitude = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.longitude ELSE last.longitude END,
+      speed = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.speed ELSE last.speed END,
+      ignition = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.ignition ELSE last.ignition END,
+      angle = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.angle ELSE last.angle END,
+      satellite = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.satellite ELSE last.satellite END,
+      door1 = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.door1 ELSE last.door1 END,
+      door2 = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.door2 ELSE last.door2 END,
+      temp = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.temp ELSE last.temp END,
+      fuel_percentage = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.fuel_percentage ELSE last.fuel_percentage END,
+      received_at = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.received_at ELSE last.received_at END,
+      attributes = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.attributes ELSE last.attributes END,
+      last_seen_at = greatest(last.last_seen_at, excluded.last_seen_at)
   )
   SELECT id, imei, gps_time FROM inserted`;
 

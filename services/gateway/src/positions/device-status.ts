@@ -1,5 +1,6 @@
-// A device's status: its registration (name), when its newest position (by gpsTime) was received, that
-// position, and whether it is online: something received within DEVICE_OFFLINE_AFTER. One device by
+// A device's status: its registration (name), when it was last heard from (the newest receipt of any of
+// its positions, whatever the fix's time), its newest position (by gpsTime), and whether it is online:
+// something received within DEVICE_OFFLINE_AFTER. One device by
 // IMEI, or every device known (registered, or seen) a page at a time, keyset-paged on the IMEI and
 // filtered by status. A device neither registered nor ever seen does not exist: 404.
 import type { Pool } from 'pg';
@@ -26,7 +27,7 @@ export interface DeviceStatusPage {
   nextCursor: string | null;
 }
 
-type StatusRow = Partial<PositionRow> & { device_imei: string; registered: boolean; name: string | null };
+type StatusRow = Partial<PositionRow> & { device_imei: string; registered: boolean; name: string | null; last_seen_at?: string | null };
 
 // The position's columns are qualified: the registry has an imei of its own.
 const LAST_COLUMNS = POSITION_COLUMNS.split(', ')
@@ -34,7 +35,7 @@ const LAST_COLUMNS = POSITION_COLUMNS.split(', ')
   .join(', ');
 
 const STATUS_OF_ONE = `
-  SELECT k.imei AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, ${LAST_COLUMNS}
+  SELECT k.imei AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, l.last_seen_at, ${LAST_COLUMNS}
   FROM (SELECT $1::text AS imei) k
   LEFT JOIN devices d ON d.imei = k.imei
   LEFT JOIN device_last_locations l ON l.imei = k.imei
@@ -45,11 +46,11 @@ const STATUS_OF_ONE = `
  * online; online means received at or after $3.
  */
 const STATUS_PAGE = `
-  SELECT coalesce(l.imei, d.imei) AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, ${LAST_COLUMNS}
+  SELECT coalesce(l.imei, d.imei) AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, l.last_seen_at, ${LAST_COLUMNS}
   FROM device_last_locations l
   FULL JOIN devices d ON d.imei = l.imei
   WHERE coalesce(l.imei, d.imei) > $1
-    AND ($2::boolean IS NULL OR $2 = coalesce(l.received_at >= $3, false))
+    AND ($2::boolean IS NULL OR $2 = coalesce(l.last_seen_at >= $3, false))
   ORDER BY coalesce(l.imei, d.imei)
   LIMIT $4`;
 
@@ -79,7 +80,7 @@ export function createDeviceStatusReader(deps: DeviceStatusDeps) {
 
   const toStatus = (row: StatusRow, onlineSince: number): DeviceStatus => {
     const lastPosition = row.id === null || row.id === undefined ? null : toPosition(row as PositionRow);
-    const lastSeenAt = row.received_at ? isoMillis(row.received_at) : null;
+    const lastSeenAt = row.last_seen_at ? isoMillis(row.last_seen_at) : null;
     return {
       imei: row.device_imei,
       ...(row.registered ? { name: row.name } : {}),
