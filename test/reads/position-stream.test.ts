@@ -1,5 +1,5 @@
 // Live positions over Server-Sent Events, over real HTTP against the real stack: a stream receives each
-// committed position of its devices, with the row's id, and nothing of other devices; it resumes after a
+// committed position of its devices, as the row reads answer it, and nothing of other devices; it resumes after a
 // disconnect with Last-Event-ID, with nothing missed or doubled at the seam, whichever gateway and writer
 // handled each position, and across a restart of the gateway it streams from.
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
@@ -48,7 +48,9 @@ test("a post's position arrives as a position event with the post's id, and noth
   const id = await post(trip);
 
   await eventually(() => stream.events.length >= 1, 10_000, { what: 'the position event' });
-  expect(stream.events[0]).toMatchObject({ event: 'position', id: String(id), data: { id, imei: followed, latitude: trip.latitude } });
+  expect(stream.events[0]).toMatchObject({ event: 'position', data: { id, imei: followed, latitude: trip.latitude } });
+  // The event's id is the stream's cursor, which a reconnection sends back as Last-Event-ID.
+  expect(stream.events[0]!.id).toMatch(/^c1\.[0-9a-z]+\.0\.[0-9a-z]+-[0-9a-z]+$/);
   expect(stream.events.every((received) => received.data.imei === followed)).toBe(true);
   stream.close();
 });
@@ -102,12 +104,45 @@ test('reconnecting with Last-Event-ID replays what was stored meanwhile, then go
     await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 50_000).toISOString() })),
     await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 40_000).toISOString() })),
   ];
-  const again = await Stream.open(streamUrl(imei), { ...auth, 'last-event-id': String(a) });
+  expect(first.ids()).toEqual([a]);
+  const again = await Stream.open(streamUrl(imei), { ...auth, 'last-event-id': first.events[0]!.id });
   await eventually(() => again.events.length >= 2, 10_000, { what: 'the replayed events' });
   const live = await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 30_000).toISOString() }));
   await eventually(() => again.events.length >= 3, 10_000, { what: 'the live event after the replay' });
 
   expect(again.events.map((received) => received.data.id)).toEqual([...missed, live]);
+  again.close();
+});
+
+test('a stream resumed with a plain row id, as streams sent before cursors, replays what was stored after it', async () => {
+  const imei = uniqueImei();
+  const a = await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 60_000).toISOString() }));
+  const b = await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 50_000).toISOString() }));
+  const again = await Stream.open(streamUrl(imei), { ...auth, 'last-event-id': String(a) });
+  await eventually(() => again.events.length >= 1, 10_000, { what: 'the replayed event' });
+  expect(again.ids()).toEqual([b]);
+  again.close();
+});
+
+test('a late upload of fixes days old, committed while the client was away, is replayed on resume as it would have been sent live', async () => {
+  const imei = uniqueImei();
+  const first = await Stream.open(streamUrl(imei), auth);
+  await post(buildTrip({ imei, gpsTime: new Date(Date.now() - 60_000).toISOString() }));
+  await eventually(() => first.events.length >= 1, 10_000, { what: 'the first event' });
+  first.close();
+
+  const days = (count: number) => new Date(Date.now() - count * 86_400_000).toISOString();
+  const late = await postJson(
+    `${stack.url}/fleet/api/v1/trip-location/batch`,
+    [3, 2, 5].map((age) => buildTrip({ imei, gpsTime: days(age) })),
+    auth,
+  );
+  expect(late.status).toBe(200);
+  const again = await Stream.open(streamUrl(imei), { ...auth, 'last-event-id': first.events[0]!.id });
+  await eventually(() => again.events.length >= 3, 10_000, { what: 'the late fixes replayed' });
+
+  // In the order they were committed.
+  expect(again.ids()).toEqual(late.body.data.items.map((item: { id: number }) => item.id).sort((a: number, b: number) => a - b));
   again.close();
 });
 

@@ -24,6 +24,8 @@ export class EventStream {
   body: any;
   private lastEventId: string | undefined;
   private readonly controller = new AbortController();
+  /** Aborts the current connection alone (drop()); the stream connects again if it reconnects. */
+  private connection = new AbortController();
 
   private constructor(
     private readonly url: string,
@@ -41,9 +43,15 @@ export class EventStream {
     return stream;
   }
 
-  /** Event ids as numbers, in the order received. */
+  /** The ids of the positions received (each event's data.id), in the order received. */
   ids(): number[] {
-    return this.events.map((received) => Number(received.id));
+    return this.events.map((received) => Number(received.data.id));
+  }
+
+  /** Drops the current connection, as a network fault would; with `reconnect` the stream resumes. */
+  drop(): void {
+    this.connection.abort();
+    this.connection = new AbortController();
   }
 
   close(): void {
@@ -54,7 +62,7 @@ export class EventStream {
   private async connect(): Promise<ReadableStreamDefaultReader<Uint8Array> | undefined> {
     const headers = { ...this.headers };
     if (this.lastEventId !== undefined) headers['last-event-id'] = this.lastEventId;
-    const response = await fetch(this.url, { headers, signal: this.controller.signal });
+    const response = await fetch(this.url, { headers, signal: AbortSignal.any([this.controller.signal, this.connection.signal]) });
     this.connections += 1;
     this.status = response.status;
     if (response.status !== 200) {

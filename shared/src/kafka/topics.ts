@@ -28,15 +28,19 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * writer at a time, so a topic's partition count is the most writers that do useful work. Kafka can add
  * partitions but never remove them, and adding some moves keys to other partitions, so start with room.
  */
+const TRIP_PARTITIONS = 12;
+
 export const topicSpecs: readonly TopicSpec[] = [
-  { name: 'tripLocations', partitions: 12, retentionMs: 7 * DAY_MS, why: "the write path's volume; 12 = most trip-writers that do work" },
+  { name: 'tripLocations', partitions: TRIP_PARTITIONS, retentionMs: 7 * DAY_MS, why: "the write path's volume; 12 = most trip-writers that do work" },
   { name: 'vehicleGroups', partitions: 3, retentionMs: 7 * DAY_MS, why: 'low volume; 3 keeps one group-writer per partition possible' },
   // Each gateway reads its own share of these partitions, so there are at least as many as gateways may
   // run (the production autoscaler's maximum, 20; a test checks it).
   { name: 'replies', partitions: 24, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
   // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
-  { name: 'positions', partitions: 12, retentionMs: 60 * 60 * 1000, why: 'committed positions for live streams; an hour is plenty' },
+  // As many partitions as the trip topic, so that each carries one trip partition's rows, committed in
+  // id order: a stream's cursor is the last id sent per partition (gateway's stream-cursor.ts).
+  { name: 'positions', partitions: TRIP_PARTITIONS, retentionMs: 60 * 60 * 1000, why: 'committed positions for live streams; an hour is plenty' },
 ];
 
 const suffixes: Record<keyof Topics, string> = {

@@ -1,8 +1,10 @@
 // Live positions: GET /fleet/api/v1/positions/stream?imei=...&imei=... answers text/event-stream, one
-// `position` event per committed position of the devices named, its id the row's. With Last-Event-ID
-// the stream first replays what those devices stored after that id (received in the last hour, at most
-// REPLAY_LIMIT), then goes on live with nothing missed or sent twice at the seam: per device, an event
-// is sent only when its id is past the last one sent (a device's positions are stored in id order).
+// `position` event per committed position of the devices named, its data the row as reads answer it,
+// its id a cursor (stream-cursor.ts): per partition of the positions topic, the last row id sent. With
+// Last-Event-ID the stream first replays what those devices committed after that cursor (received in
+// the last REPLAY_WINDOW, late fixes of any day included, at most REPLAY_LIMIT rows a connection), then
+// goes on live with nothing missed or sent twice, however many devices it follows and however often it
+// reconnects: per partition, an event is sent only when its id is past the last one sent there.
 // A comment every 15 s keeps proxies from closing an idle stream; a client that reads too slowly is
 // cut off once BUFFER_LIMIT bytes wait for it, rather than let the gateway's memory grow.
 import type { Pool } from 'pg';
@@ -14,6 +16,7 @@ import { invalidParameter, parseImei } from '../positions/position-query';
 import { POSITION_COLUMNS, toPosition, type PositionRow } from '../positions/position-store';
 import { timestampsAsText } from '../positions/stored-time';
 import type { PositionFeed } from '../streams/position-feed';
+import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
 
 export const MAX_STREAM_DEVICES = 1000;
@@ -21,17 +24,23 @@ const KEEP_ALIVE_MS = 15_000;
 /** Bytes waiting for a slow client before its stream is cut. */
 const BUFFER_LIMIT = 1024 * 1024;
 const REPLAY_LIMIT = 10_000;
+/** How far back, by receipt, a reconnecting stream is sent what it missed. */
+export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
 /**
- * What a reconnecting stream missed. Bounded by receipt (the last hour) and by gpsTime (the last day)
- * so that only recent partitions are read.
+ * What a reconnecting stream missed: each device's rows committed after the last id sent on its
+ * partition, received since the stream began and within REPLAY_WINDOW_MS, whatever their fixes' days. The
+ * BRIN index on received_at finds each daily partition's recent blocks; row ids order them as they were
+ * committed within a partition.
  */
 const REPLAY = `
-  SELECT id, ${POSITION_COLUMNS}
-  FROM trip_locations
-  WHERE imei = ANY($1::text[]) AND id > $2
-    AND received_at > now() - interval '1 hour' AND gps_time > now() - interval '1 day'
-  ORDER BY id
+  SELECT t.id, ${POSITION_COLUMNS.split(', ')
+    .map((column) => `t.${column}`)
+    .join(', ')}
+  FROM trip_locations t
+  JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
+  WHERE t.received_at > $3
+  ORDER BY t.id
   LIMIT ${REPLAY_LIMIT}`;
 
 export interface StreamRoutesDeps extends ScopeDeps {
@@ -55,10 +64,11 @@ function devicesOf(query: Record<string, unknown>): string[] {
   return [...new Set(values.map((value) => parseImei(value)))];
 }
 
-function lastEventIdOf(header: string | string[] | undefined): number | undefined {
+function cursorOf(header: string | string[] | undefined, now: number): StreamCursor | undefined {
   if (header === undefined || Array.isArray(header)) return undefined;
-  if (!/^\d{1,18}$/.test(header.trim())) throw invalidParameter('Last-Event-ID', 'must be the id of an event this stream sent');
-  return Number(header.trim());
+  const cursor = decodeCursor(header, now - REPLAY_WINDOW_MS);
+  if (!cursor) throw invalidParameter('Last-Event-ID', 'must be the id of an event this stream sent');
+  return cursor;
 }
 
 /** The stream route's handler, and the streams it has open. */
@@ -72,7 +82,7 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
     if (device !== undefined && imeis.some((imei) => imei !== device)) {
       throw new AppError({ kind: 'deviceForbidden', detail: `a token bound to device ${device} may stream only that device` });
     }
-    const after = lastEventIdOf(req.headers['last-event-id']);
+    const resumed = cursorOf(req.headers['last-event-id'], Date.now());
     if (open.size >= deps.maxStreams) {
       throw new AppError({
         kind: 'tooManyStreams',
@@ -89,9 +99,9 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       'X-Accel-Buffering': 'no',
     });
     res.write(': positions as they are committed\n\n');
-    const lastSent = new Map<string, number>();
-    let replaying = true;
-    const caughtUp: PositionEvent[] = [];
+    const cursor = resumed ?? newCursor(Date.now());
+    let replaying = resumed !== undefined;
+    const caughtUp: Array<[PositionEvent, number]> = [];
     let ended = false;
 
     // 'slow': the client let BUFFER_LIMIT bytes wait; 'failed': its replay could not be read. Either way
@@ -106,32 +116,43 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       if (reason) res.destroy();
       else res.end();
     };
-    const send = (event: PositionEvent) => {
-      if (ended || event.id <= (lastSent.get(event.imei) ?? after ?? 0)) return;
-      lastSent.set(event.imei, event.id);
-      res.write(`event: position\nid: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+    const send = (event: PositionEvent, partition: number) => {
+      if (ended || event.id <= sentUpTo(cursor, partition)) return;
+      cursor.lastIds.set(partition, event.id);
+      res.write(`event: position\nid: ${encodeCursor(cursor)}\ndata: ${JSON.stringify(event)}\n\n`);
       metrics.streamEventSent();
       if (res.writableLength > BUFFER_LIMIT) end('slow');
     };
-    const unsubscribe = deps.feed.subscribe(imeis, (event) => (replaying ? caughtUp.push(event) : send(event)));
+    const unsubscribe = deps.feed.subscribe(imeis, (event, partition) =>
+      replaying ? caughtUp.push([event, partition]) : send(event, partition),
+    );
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();
     open.add(end);
     metrics.streamStarted();
     req.once('close', () => end());
 
+    if (!resumed) return;
+    let missed: PositionEvent[];
     try {
-      if (after !== undefined) {
-        const missed = await deps.pool.query<PositionRow>({ text: REPLAY, values: [imeis, after], types: timestampsAsText });
-        for (const row of missed.rows) send(toPosition(row));
-      }
+      const partitions = imeis.map((imei) => deps.feed.partitionOf(imei));
+      const receivedAfter = new Date(Math.max(resumed.since, Date.now() - REPLAY_WINDOW_MS)).toISOString();
+      const afters = partitions.map((partition) => sentUpTo(resumed, partition));
+      const result = await deps.pool.query<PositionRow>({ text: REPLAY, values: [imeis, afters, receivedAfter], types: timestampsAsText });
+      missed = result.rows.map(toPosition);
     } catch {
       // The replay could not be read: the client reconnects with the same Last-Event-ID and tries again.
       end('failed');
       return;
     }
+    for (const event of missed) send(event, deps.feed.partitionOf(event.imei));
+    if (missed.length === REPLAY_LIMIT) {
+      // More was missed than one connection replays: the client reconnects from the last one sent.
+      end();
+      return;
+    }
     replaying = false;
-    for (const event of caughtUp.sort((a, b) => a.id - b.id)) send(event);
+    for (const [event, partition] of caughtUp.sort(([a], [b]) => a.id - b.id)) send(event, partition);
   };
 
   return {

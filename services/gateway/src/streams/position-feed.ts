@@ -2,10 +2,12 @@
 // trip-writers announce each position once it is committed. Every gateway reads the whole topic in a
 // consumer group of its own (each stream may follow any device, whichever writer stored it), starting
 // when its first stream opens, at the topic's end: a stream that reconnects catches up from PostgreSQL.
+// Each event is delivered with its partition, in which row ids arrive in the order they were committed
+// (stream-cursor.ts), and the feed says which partition a device's positions reach.
 import type { Consumer, Kafka } from 'kafkajs';
-import { consumerConfig, type KafkaClientSettings, type Logger, type PositionEvent } from '@fleet/shared';
+import { consumerConfig, TopicLayout, type KafkaClientSettings, type Logger, type PositionEvent } from '@fleet/shared';
 
-export type Deliver = (event: PositionEvent) => void;
+export type Deliver = (event: PositionEvent, partition: number) => void;
 
 export interface PositionFeedOptions {
   kafka: Kafka;
@@ -22,6 +24,7 @@ export class PositionFeed {
   private consumer: Consumer | undefined;
   private starting: Promise<void> | undefined;
   private readonly subscribers = new Map<string, Set<Deliver>>();
+  private readonly layout = new TopicLayout();
 
   constructor(private readonly options: PositionFeedOptions) {}
 
@@ -32,6 +35,13 @@ export class PositionFeed {
       throw error;
     });
     return this.starting;
+  }
+
+  /** The partition of the positions topic a device's positions reach; known once ready() has resolved. */
+  partitionOf(imei: string): number {
+    const partition = this.layout.partitionOf(this.options.topic, imei);
+    if (partition === undefined) throw new Error('the position feed is not ready');
+    return partition;
   }
 
   /** Delivers every committed position of these devices until the returned function is called. */
@@ -52,13 +62,20 @@ export class PositionFeed {
 
   private async start(): Promise<void> {
     const { kafka, topic, groupId, settings, logger } = this.options;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      this.layout.update((await admin.fetchTopicMetadata({ topics: [topic] })).topics);
+    } finally {
+      await admin.disconnect();
+    }
     const consumer = kafka.consumer(consumerConfig(groupId, settings));
     this.consumer = consumer;
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: false });
     await consumer.run({
-      eachMessage: async ({ message }) => {
+      eachMessage: async ({ partition, message }) => {
         if (!message.value) return;
         let events: PositionEvent[];
         try {
@@ -67,7 +84,7 @@ export class PositionFeed {
           logger.warn({ topic, offset: message.offset }, 'a position event that is not JSON was skipped');
           return;
         }
-        for (const event of events) for (const deliver of this.subscribers.get(event.imei) ?? []) deliver(event);
+        for (const event of events) for (const deliver of this.subscribers.get(event.imei) ?? []) deliver(event, partition);
       },
     });
     let timer: NodeJS.Timeout | undefined;
