@@ -24,7 +24,7 @@ export type ErrorCategory =
 export const errorCodes = {
   tokenRequired: { code: 'E-G1/1-01', category: 'unauthenticated', message: 'Authentication token is required' },
   scopeMissing: { code: 'E-G1/1-02', category: 'forbidden', message: 'The token does not grant this operation' },
-  deviceForbidden: { code: 'E-G1/1-03', category: 'forbidden', message: 'The token may only write positions of its own device' },
+  deviceForbidden: { code: 'E-G1/1-03', category: 'forbidden', message: 'The token is bound to one device and may act only for it' },
   deviceKeyUnknown: { code: 'E-G1/1-04', category: 'unauthenticated', message: 'The device key is not registered' },
   deviceKeyMismatch: { code: 'E-G1/1-05', category: 'forbidden', message: 'The device key belongs to another device' },
   deviceExists: { code: 'E-C1/1-01', category: 'conflict', message: 'This device is already registered' },

@@ -19,6 +19,7 @@ export * from './kafka/topic-layout';
 export { messageBytes, PRODUCE_BYTES } from './kafka/reply-builder';
 export * from './schemas/gps-time';
 export * from './schemas/coercion';
+export * from './schemas/display-name';
 export * from './schemas/checks';
 export * from './schemas/issue-wording';
 export * from './schemas/trip-location.schema';

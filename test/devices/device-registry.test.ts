@@ -2,6 +2,7 @@
 // when registering trackers, and what the database keeps (never the key itself).
 import { createHash } from 'node:crypto';
 import { runDevicesCli } from '../../services/gateway/src/cli/devices';
+import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka } from '../support/kafka';
 import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
 
@@ -89,6 +90,55 @@ describe('POST /fleet/api/v1/devices', () => {
   });
 });
 
+describe('device names', () => {
+  test.each([
+    ['a NUL', 'Van\u00003', 'Must not contain control characters'],
+    ['a line break', 'Van 3\n356938035643809\tforged', 'Must not contain control characters'],
+    ['a tab', 'Van\t3', 'Must not contain control characters'],
+    ['a right-to-left override', 'Van \u202e3', 'Must not contain bidirectional control characters'],
+    ['201 emoji', '🚚'.repeat(201), 'Must be at most 200 characters'],
+    ['only a zero-width space', '\u200b', 'Must contain a visible character'],
+  ])('with %s answer 400 naming name, and register nothing', async (_label, name, message) => {
+    const imei = uniqueDeviceImei();
+    const res = await postJson(url, { imei, name }, auth);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'E-V1/1-01', detail: `name: ${message}` });
+    expect(await storedDevice(imei)).toBeUndefined();
+  });
+
+  test('are counted in characters: 200 emoji are a name, stored as sent', async () => {
+    const imei = uniqueDeviceImei();
+    const res = await postJson(url, { imei, name: '🚚'.repeat(200) }, auth);
+
+    expect(res.status).toBe(200);
+    expect((await storedDevice(imei)).name).toBe('🚚'.repeat(200));
+  });
+});
+
+describe('a token bound to one device', () => {
+  let bound: Gateway;
+  beforeAll(async () => {
+    bound = await startGateway(gatewayConfig({ ...stack.env, JWT_DEVICE_CLAIM: 'imei' }));
+  });
+  afterAll(() => bound?.stop());
+
+  test('registers no device, another or its own, even with devices:write: 403, and nothing is stored', async () => {
+    const own = uniqueDeviceImei();
+    const token = { authorization: `Bearer ${await signToken({ imei: own, scope: 'devices:write positions:write' })}` };
+    for (const imei of [uniqueDeviceImei(), own]) {
+      const res = await postJson(`${bound.url}/fleet/api/v1/devices`, { imei }, token);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        code: 'E-G1/1-03',
+        message: 'The token is bound to one device and may act only for it',
+        detail: 'a token bound to one device may not register devices',
+      });
+      expect(await storedDevice(imei)).toBeUndefined();
+    }
+  });
+});
+
 describe('npm run devices', () => {
   test('add prints the key alone on stdout, and the device is listed with its name', async () => {
     const imei = uniqueDeviceImei();
@@ -120,6 +170,23 @@ describe('npm run devices', () => {
     expect(await storedDevice(imei)).toBeUndefined();
     expect((await db().query('SELECT count(*)::int AS n FROM trip_locations WHERE imei = $1', [imei])).rows[0].n).toBe(1);
     expect(await devicesCli('remove', imei)).toMatchObject({ code: 1, err: [`device ${imei} is not registered`] });
+  });
+
+  test('list prints a stored name with control and bidirectional characters escaped, so it cannot forge a line or a column', async () => {
+    const imei = uniqueDeviceImei();
+    await devicesCli('add', imei);
+    // As a name stored before such names were refused would be.
+    await db().query('UPDATE devices SET name = $2 WHERE imei = $1', [imei, 'Van\n356938035643809\tregistered \u202eX']);
+
+    const line = (await devicesCli('list')).out.find((listed) => listed.startsWith(imei));
+    expect(line).toMatch(new RegExp(`^${imei}\\tVan\\\\u000a356938035643809\\\\u0009registered \\\\u202eX\\tregistered `));
+  });
+
+  test('add refuses a name with a control character, exit code 2', async () => {
+    expect(await devicesCli('add', uniqueDeviceImei(), '--name', 'Van\t3')).toMatchObject({
+      code: 2,
+      err: [expect.stringContaining('name: Must not contain control characters')],
+    });
   });
 
   test('refuses a bad command line with the usage and exit code 2, touching nothing', async () => {

@@ -179,7 +179,7 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
     await expectNothingPublishedSince(before);
     expect(answer.body).toEqual({
       code: 'E-G1/1-03',
-      message: 'The token may only write positions of its own device',
+      message: 'The token is bound to one device and may act only for it',
       detail: 'imei: not the device this token is for',
     });
     expect(await storedImeis(own, other)).toEqual([]);
@@ -205,7 +205,7 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
     await expectNothingPublishedSince(before);
     expect(answer.body).toEqual({
       code: 'E-G1/1-03',
-      message: 'The token may only write positions of its own device',
+      message: 'The token is bound to one device and may act only for it',
       detail: '[2].imei: not the device this token is for',
     });
     expect(await storedImeis(own, other)).toEqual([]);
@@ -243,7 +243,7 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
         expect(refused.status).toBe(403);
         expect(await refused.json()).toEqual({
           code: 'E-G1/1-03',
-          message: 'The token may only write positions of its own device',
+          message: 'The token is bound to one device and may act only for it',
           detail: 'imei: not the device this token is for',
         });
       }

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { maxLength, minLength } from './checks';
+import { displayName } from './display-name';
 import { typeError } from './issue-wording';
 
 export const VEHICLE_GROUP_NAME_MAX_LENGTH = 200;
@@ -22,49 +23,7 @@ export function commandIdFor(subject: string, idempotencyKey: string): string {
   return `${COMMAND_ID_PREFIX}${digest}`;
 }
 
-/**
- * Characters that draw nothing: white space, the default-ignorable ones (zero-width spaces and joiners,
- * the Hangul fillers, variation selectors, the soft hyphen) and the blank braille pattern. A name made
- * only of them would show as empty in every list.
- */
-const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/u;
-
-const vehicleGroupName = z
-  .string({ error: typeError('Expected a string') })
-  .trim()
-  .check(minLength(1, 'Must not be empty'))
-  // C0, DEL and C1: none of them is text a person typed, and U+0085 is a line break to some readers.
-  // eslint-disable-next-line no-control-regex
-  .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'Must not contain control characters')
-  // A lone surrogate (JSON "\ud800") is not text: PostgreSQL would store U+FFFD in its place.
-  .regex(/^\P{Cs}*$/u, 'Must be valid Unicode text')
-  // Embeddings, overrides and isolates reorder what follows them: "Trucks\u202Eliated" shows as another name.
-  .regex(/^[^\u202a-\u202e\u2066-\u2069]*$/, 'Must not contain bidirectional control characters')
-  // What zod's string checks cannot say. The issues keep the codes those checks would give.
-  .superRefine((name, ctx) => {
-    // An empty name is already refused as empty.
-    if (name.length > 0 && !visibleCharacter.test(name)) {
-      ctx.addIssue({ code: 'invalid_format', format: 'regex', message: 'Must contain a visible character' });
-    }
-    // Counted in characters (code points), as PostgreSQL and a reader count them, not in UTF-16
-    // units: an emoji is one character.
-    if (codePoints(name) > VEHICLE_GROUP_NAME_MAX_LENGTH) {
-      ctx.addIssue({
-        code: 'too_big',
-        origin: 'string',
-        maximum: VEHICLE_GROUP_NAME_MAX_LENGTH,
-        inclusive: true,
-        message: `Must be at most ${VEHICLE_GROUP_NAME_MAX_LENGTH} characters`,
-      });
-    }
-  });
-
-function codePoints(text: string): number {
-  let count = 0;
-  // Iterating a string yields code points; a name far over the limit stops being counted at the limit.
-  for (const _ of text) if (++count > VEHICLE_GROUP_NAME_MAX_LENGTH) break;
-  return count;
-}
+const vehicleGroupName = displayName(VEHICLE_GROUP_NAME_MAX_LENGTH);
 
 /**
  * Each id's issues, at its index, as the API has always reported them: an id that is not a number is

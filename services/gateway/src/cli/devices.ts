@@ -34,6 +34,17 @@ export function parseDevicesArgs(args: readonly string[]): Command | { problem: 
   return name === 'add' ? { name, imei: checked.data.imei, deviceName: checked.data.name } : { name, imei: checked.data.imei };
 }
 
+/**
+ * A stored name as one field of a list line: control and bidirectional characters escaped as \uXXXX.
+ * Names are refused with them now, but one stored before could otherwise forge lines or columns.
+ */
+export function listField(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\\]/g, (char) =>
+    char === '\\' ? '\\\\' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 export async function runDevicesCli(args: readonly string[], io: CliIo): Promise<number> {
   const command = parseDevicesArgs(args);
   if ('problem' in command) {
@@ -59,7 +70,7 @@ export async function runDevicesCli(args: readonly string[], io: CliIo): Promise
     } else {
       for (const device of await listDevices(pool)) {
         const rotated = device.keyRotatedAt ? `\tkey rotated ${device.keyRotatedAt}` : '';
-        io.out(`${device.imei}\t${device.name ?? ''}\tregistered ${device.createdAt}${rotated}`);
+        io.out(`${device.imei}\t${listField(device.name ?? '')}\tregistered ${device.createdAt}${rotated}`);
       }
     }
     return 0;

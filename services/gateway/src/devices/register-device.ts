@@ -1,20 +1,19 @@
 // Use case: an operator or a fleet app registers a tracker, so that the tracker protocols accept it.
 // The answer holds the device's key, shown this once: only its hash is stored.
 import { z } from 'zod';
-import { maxLength, minLength, typeError } from '@fleet/shared';
+import { AppError, displayName, typeError } from '@fleet/shared';
 import { validationError } from '../validation-error';
 import type { Pool } from 'pg';
 import { addDevice, type DeviceWithKey } from './device-store';
+
+export const DEVICE_NAME_MAX_LENGTH = 200;
 
 /** An IMEI as trackers report it: 15 digits. */
 export const registeredImeiSchema = z.string({ error: typeError('Expected a string') }).regex(/^\d{15}$/, 'Must be an IMEI: 15 digits');
 
 export const deviceRequestSchema = z.object({
   imei: registeredImeiSchema,
-  name: z
-    .string({ error: typeError('Expected a string') })
-    .check(minLength(1, 'Must not be empty'), maxLength(200, 'Must be at most 200 characters'))
-    .optional(),
+  name: displayName(DEVICE_NAME_MAX_LENGTH).optional(),
 });
 
 export interface RegistrationResult {
@@ -22,9 +21,14 @@ export interface RegistrationResult {
   data: DeviceWithKey;
 }
 
-export async function registerDevice(body: unknown, pool: Pool): Promise<RegistrationResult> {
+/**
+ * `device`: the only device the caller's token may act for, or undefined when it is not restricted. A
+ * tracker's own token manages no registry, its own entry included: it would let one device register others.
+ */
+export async function registerDevice(body: unknown, device: string | undefined, pool: Pool): Promise<RegistrationResult> {
+  if (device !== undefined) throw new AppError({ kind: 'deviceForbidden', detail: 'a token bound to one device may not register devices' });
   const parsed = deviceRequestSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
-  const device = await addDevice(pool, parsed.data.imei, parsed.data.name);
-  return { message: 'Device has been registered; keep its key, it is not shown again', data: device };
+  const registered = await addDevice(pool, parsed.data.imei, parsed.data.name);
+  return { message: 'Device has been registered; keep its key, it is not shown again', data: registered };
 }

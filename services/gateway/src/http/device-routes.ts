@@ -22,8 +22,9 @@ export function deviceHandlers(deps: DeviceRoutesDeps): Pick<RouteHandlers, 'reg
   const parsers = { [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }) };
   return {
     async registerDevice(req, res) {
+      const device = deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim);
       await acceptBody(deps.writes, parsers, req, res);
-      sendJson(res, 200, await registerDevice(bodyOf(req), deps.pool));
+      sendJson(res, 200, await registerDevice(bodyOf(req), device, deps.pool));
     },
     async listDevices(req, res) {
       if (deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim) !== undefined) {
