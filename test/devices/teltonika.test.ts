@@ -17,7 +17,8 @@ import { startTeltonika, type TeltonikaListener } from '../../services/gateway/s
 import { eventually } from '../support/eventually';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';
-import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { runDevicesCli } from '../../services/gateway/src/cli/devices';
+import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
 
 let stack: Stack;
 let listener: TeltonikaListener;
@@ -204,6 +205,48 @@ describe('the session', () => {
     expect(await rowsOf(imei)).toHaveLength(0);
     expect((await scrape(metrics)).value('fleet_teltonika_records_total', { outcome: 'dropped' })).toBe(before + 1);
     device.end();
+  });
+});
+
+describe('a device removed or re-keyed while connected', () => {
+  /** Sends a packet a second until one is not acknowledged; answers how many were. */
+  async function acknowledgedUntilClosed(device: Device): Promise<number> {
+    let acknowledged = 0;
+    await eventually(
+      async () => {
+        if ((await device.packet(framePacket(encodeAvlData(CODEC_8, [record()])))) === undefined) return true;
+        acknowledged += 1;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        return false;
+      },
+      45_000,
+      { what: 'the session closed without an acknowledgement' },
+    );
+    return acknowledged;
+  }
+
+  test('has its open session closed, unacknowledged, within the registry cache time; the other devices are served', async () => {
+    const cli = (...args: string[]) =>
+      runDevicesCli(args, { env: { DATABASE_URL: testServers().databaseUrl }, out: () => undefined, err: () => undefined });
+    const [removed, rekeyed, kept] = [await registered(), await registered(), await registered()];
+    const devices = [new Device(), new Device(), new Device()];
+    await Promise.all(devices.map((device, i) => device.handshake([removed, rekeyed, kept][i]!)));
+    expect(await devices[0]!.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
+
+    expect(await cli('remove', removed)).toBe(0);
+    expect(await cli('rotate-key', rekeyed)).toBe(0);
+    const [acknowledgedRemoved] = await Promise.all([acknowledgedUntilClosed(devices[0]!), acknowledgedUntilClosed(devices[1]!)]);
+    await devices[0]!.closed;
+    await devices[1]!.closed;
+
+    // Each acknowledged packet is stored, and the one refused is not.
+    expect(await rowsOf(removed)).toHaveLength(1 + acknowledgedRemoved);
+    expect(await devices[2]!.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
+    // The re-keyed device is still registered: it is accepted again on its next handshake.
+    const again = new Device();
+    expect(await again.handshake(rekeyed)).toBe(0x01);
+    again.end();
+    devices[2]!.end();
   });
 });
 

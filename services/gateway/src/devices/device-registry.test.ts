@@ -15,9 +15,9 @@ function table(devices: Record<string, string>) {
       lookups.byKey += 1;
       return byHash.get(hash.toString('hex'));
     },
-    deviceRegistered: async (imei: string) => {
+    deviceRegistration: async (imei: string) => {
       lookups.byImei += 1;
-      return [...byHash.values()].includes(imei);
+      return [...byHash.values()].includes(imei) ? { keySince: 0 } : undefined;
     },
   };
 }
@@ -58,9 +58,9 @@ describe('DeviceRegistry', () => {
   test('tells registered IMEIs from others, each asked once within the cache time', async () => {
     const devices = table({ [key]: '356938035643809' });
     const registry = new DeviceRegistry(devices, clock);
-    expect(await registry.isRegistered('356938035643809')).toBe(true);
-    expect(await registry.isRegistered('356938035643809')).toBe(true);
-    expect(await registry.isRegistered('490154203237518')).toBe(false);
+    expect(await registry.registration('356938035643809')).toEqual({ keySince: 0 });
+    expect(await registry.registration('356938035643809')).toEqual({ keySince: 0 });
+    expect(await registry.registration('490154203237518')).toBeUndefined();
     expect(devices.lookups.byImei).toBe(2);
   });
 
@@ -72,7 +72,7 @@ describe('DeviceRegistry', () => {
           if (down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
           return '356938035643809';
         },
-        deviceRegistered: async () => true,
+        deviceRegistration: async () => ({ keySince: 0 }),
       },
       clock,
     );

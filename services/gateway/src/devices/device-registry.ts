@@ -1,5 +1,6 @@
 // The registry as the tracker protocols ask it, on every message: which device a key belongs to (OsmAnd)
-// and whether an IMEI is registered (Teltonika's handshake). Answers are kept for a while, so that a
+// and whether an IMEI is registered, with since when its key is the one it has (Teltonika's handshake and
+// every packet after it, so that a session of a device removed or re-keyed is closed). Answers are kept for a while, so that a
 // busy device costs no database read per message and a flood of unknown keys costs one read per key;
 // a device removed or given a new key is refused within REGISTRY_CACHE_MS on every gateway.
 // A database that cannot answer is a retry-safe 503 (fromDatabase), never a refusal of a registered device.
@@ -13,9 +14,15 @@ export const UNKNOWN_CACHE_MS = 5_000;
 /** Entries kept at most; the oldest go first. */
 const MAX_ENTRIES = 100_000;
 
+/** A registered device as a session sees it. */
+export interface Registration {
+  /** Epoch milliseconds since when the device's key is the one it has (registered, or last rotated). */
+  keySince: number;
+}
+
 export interface RegistryLookups {
   deviceOfKeyHash(keyHash: Buffer): Promise<string | undefined>;
-  deviceRegistered(imei: string): Promise<boolean>;
+  deviceRegistration(imei: string): Promise<Registration | undefined>;
 }
 
 interface Entry<T> {
@@ -44,7 +51,7 @@ class ExpiringCache<T> {
 
 export class DeviceRegistry {
   private readonly byKey = new ExpiringCache<string | null>();
-  private readonly registered = new ExpiringCache<boolean>();
+  private readonly registered = new ExpiringCache<Registration | null>();
 
   constructor(
     private readonly lookups: RegistryLookups,
@@ -64,12 +71,13 @@ export class DeviceRegistry {
     return imei;
   }
 
-  async isRegistered(imei: string): Promise<boolean> {
+  /** The device's registration, or undefined when it is not registered. */
+  async registration(imei: string): Promise<Registration | undefined> {
     const now = this.now();
     const cached = this.registered.get(imei, now);
-    if (cached !== undefined) return cached;
-    const known = await fromDatabase(() => this.lookups.deviceRegistered(imei));
-    this.registered.set(imei, known, now + (known ? REGISTRY_CACHE_MS : UNKNOWN_CACHE_MS));
+    if (cached !== undefined) return cached ?? undefined;
+    const known = await fromDatabase(() => this.lookups.deviceRegistration(imei));
+    this.registered.set(imei, known ?? null, now + (known ? REGISTRY_CACHE_MS : UNKNOWN_CACHE_MS));
     return known;
   }
 }

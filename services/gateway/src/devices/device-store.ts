@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { AppError, isUniqueViolation } from '@fleet/shared';
 import { fromDatabase } from '../database-read';
 import { hashDeviceKey, newDeviceKey } from './device-keys';
-import type { RegistryLookups } from './device-registry';
+import type { Registration, RegistryLookups } from './device-registry';
 
 export interface Device {
   imei: string;
@@ -81,16 +81,21 @@ export async function deviceOfKeyHash(pool: Pool, keyHash: Buffer): Promise<stri
   return result.rows[0]?.imei;
 }
 
-/** Whether a device is registered. */
-export async function deviceRegistered(pool: Pool, imei: string): Promise<boolean> {
-  const result = await pool.query({ name: 'device-registered', text: 'SELECT 1 FROM devices WHERE imei = $1', values: [imei] });
-  return result.rows.length > 0;
+/** A registered device's registration: since when its key has been the one it has; undefined when it is not registered. */
+export async function deviceRegistration(pool: Pool, imei: string): Promise<Registration | undefined> {
+  const result = await pool.query<{ key_since: Date }>({
+    name: 'device-registration',
+    text: 'SELECT coalesce(key_rotated_at, created_at) AS key_since FROM devices WHERE imei = $1',
+    values: [imei],
+  });
+  const row = result.rows[0];
+  return row && { keySince: row.key_since.getTime() };
 }
 
 /** The registry's lookups in this database, as DeviceRegistry asks them. */
 export function registryLookups(pool: Pool): RegistryLookups {
   return {
     deviceOfKeyHash: (keyHash) => deviceOfKeyHash(pool, keyHash),
-    deviceRegistered: (imei) => deviceRegistered(pool, imei),
+    deviceRegistration: (imei) => deviceRegistration(pool, imei),
   };
 }

@@ -1,5 +1,8 @@
 // One device's TCP session: the IMEI handshake (01 for a registered device, 00 and close for any other),
 // then AVL packets, each acknowledged with its record count only once all its records are committed.
+// Before each packet is stored the registry is asked again (from its cache, REGISTRY_CACHE_MS), and the
+// session of a device removed, or given a new key, since its handshake is closed without an
+// acknowledgement: a removal takes effect on open connections too, not only on the next handshake.
 // A packet is read whole however TCP splits or joins it; while one is being stored the socket is not
 // read (TCP's window then holds the device back: a slow Kafka never grows this process's memory). A
 // packet that fails its CRC or its structure is not acknowledged and stores nothing, and the connection
@@ -38,6 +41,8 @@ function acknowledgement(records: number): Buffer {
 export function serveSession(socket: Socket, deps: SessionDeps): void {
   const reader = new FrameReader();
   let imei: string | undefined;
+  /** The registration the handshake accepted. */
+  let keySince = 0;
   let busy = false;
   let closed = false;
   const { metrics, logger } = deps;
@@ -78,18 +83,24 @@ export function serveSession(socket: Socket, deps: SessionDeps): void {
         if (imei === undefined) {
           const offered = reader.imei();
           if (offered === undefined) break;
-          if (!(await deps.registry.isRegistered(offered))) {
+          const registration = await deps.registry.registration(offered);
+          if (!registration) {
             socket.write(REFUSE);
             close('unregistered', offered);
             break;
           }
           imei = offered;
+          keySince = registration.keySince;
           socket.setTimeout(deps.idleTimeoutMs);
           socket.write(ACCEPT);
           continue;
         }
         const frame = reader.packet();
         if (frame.kind === 'incomplete') break;
+        if ((await deps.registry.registration(imei))?.keySince !== keySince) {
+          close('unregistered', 'removed or given a new key since its handshake');
+          break;
+        }
         await store(imei, frame.packet);
       }
     } catch (error) {
