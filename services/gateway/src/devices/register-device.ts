@@ -1,18 +1,17 @@
 // Use case: an operator or a fleet app registers a tracker, so that the tracker protocols accept it.
 // The answer holds the device's key, shown this once: only its hash is stored.
 import { z } from 'zod';
-import { AppError, displayName, typeError } from '@fleet/shared';
+import { AppError, displayName, imeiSchema } from '@fleet/shared';
 import { validationError } from '../validation-error';
 import type { Pool } from 'pg';
 import { addDevice, type DeviceWithKey } from './device-store';
 
 export const DEVICE_NAME_MAX_LENGTH = 200;
 
-/** An IMEI as trackers report it: 15 digits. */
-export const registeredImeiSchema = z.string({ error: typeError('Expected a string') }).regex(/^\d{15}$/, 'Must be an IMEI: 15 digits');
-
 export const deviceRequestSchema = z.object({
-  imei: registeredImeiSchema,
+  // Any device id the positions take: a Teltonika tracker's is its IMEI, while Traccar Client's default
+  // identifier is a short number, and an operator may give a phone any id.
+  imei: imeiSchema,
   name: displayName(DEVICE_NAME_MAX_LENGTH).optional(),
 });
 
