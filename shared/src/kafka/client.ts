@@ -30,18 +30,26 @@ const KAFKA_REQUEST_TIMEOUT_MS = 5000;
 const SETTLING =
   /coordinator is loading|group is rebalancing|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition/i;
 
-function toPino(logger: Logger, outage: ClientOutage) {
-  return () =>
-    ({ level, log }: LogEntry) => {
-      const { message, ...extra } = log;
-      // Producers bound their own retries (a request waiting on Kafka is answered 503 in bounded time);
-      // kafkajs warns about that on every idempotent producer it builds, which would say nothing new.
-      if (message.startsWith('Limiting retries for the idempotent producer')) return logger.debug(extra, `kafka: ${message}`);
-      if (level <= KafkaLogLevel.ERROR && SETTLING.test(String(extra.error ?? ''))) logger.debug(extra, `kafka: ${message}`);
-      else if (level <= KafkaLogLevel.ERROR) outage.error(extra, message);
-      else if (level === KafkaLogLevel.WARN) logger.warn(extra, `kafka: ${message}`);
-      else logger.debug(extra, `kafka: ${message}`);
-    };
+/**
+ * kafkajs's log lines, into pino. A settling answer is debug; a consumer that kafkajs restarts after
+ * running out of retries on one (its "Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is
+ * not available", which a fresh broker's first start can give while it creates its offsets topic) is a
+ * warning: it recovers by itself, and is no outage.
+ */
+export function kafkaLogLine(logger: Logger, outage: ClientOutage): (entry: LogEntry) => void {
+  return ({ level, log }: LogEntry) => {
+    const { message, ...extra } = log;
+    // Producers bound their own retries (a request waiting on Kafka is answered 503 in bounded time);
+    // kafkajs warns about that on every idempotent producer it builds, which would say nothing new.
+    if (message.startsWith('Limiting retries for the idempotent producer')) return logger.debug(extra, `kafka: ${message}`);
+    const settling = SETTLING.test(String(extra.error ?? '')) || SETTLING.test(message);
+    if (level <= KafkaLogLevel.ERROR && settling && message.startsWith('Crash:'))
+      logger.warn(extra, `kafka: ${message}; restarting the consumer`);
+    else if (level <= KafkaLogLevel.ERROR && settling) logger.debug(extra, `kafka: ${message}`);
+    else if (level <= KafkaLogLevel.ERROR) outage.error(extra, message);
+    else if (level === KafkaLogLevel.WARN) logger.warn(extra, `kafka: ${message}`);
+    else logger.debug(extra, `kafka: ${message}`);
+  };
 }
 
 export function createKafka(options: KafkaClientOptions): Kafka {
@@ -51,7 +59,7 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     requestTimeout: KAFKA_REQUEST_TIMEOUT_MS,
     logLevel: KafkaLogLevel.WARN,
-    logCreator: toPino(options.logger, trackClientOutage(options.logger, options.outages)),
+    logCreator: () => kafkaLogLine(options.logger, trackClientOutage(options.logger, options.outages)),
     retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 8 },
   });
 }
