@@ -62,6 +62,9 @@ export const attributesSchema = z
   .superRefine((attributes, ctx) => {
     const beyond = attributesBeyondBounds(attributes);
     if (beyond !== undefined) ctx.addIssue({ code: 'custom', message: beyond });
+  })
+  .meta({
+    description: `What the device reported beyond the columns: at most ${MAX_ATTRIBUTES} keys of up to 64 characters, nested at most ${MAX_ATTRIBUTES_DEPTH} deep, ${MAX_ATTRIBUTE_VALUES} keys and list elements in all, ${MAX_ATTRIBUTES_BYTES / 1024} KiB as JSON, finite numbers only`,
   });
 
 export type Attributes = z.infer<typeof attributesSchema>;

@@ -275,14 +275,21 @@ export function readOperations(context: DocContext & { position: z.ZodType }): O
   operations.streamPositions = {
     summary: 'Live positions (Server-Sent Events)',
     description:
-      'text/event-stream: one `event: position` per committed position of the devices named, `id:` the row id, `data:` the ' +
-      'position as last-location answers it. With Last-Event-ID, the positions stored after that id (received in the last ' +
-      'hour, at most 10,000) come first, then the stream goes on live. A comment every 15 s keeps proxies from closing it; ' +
-      'a client reading too slowly is cut off. Refusals are JSON, before the stream starts.',
+      'text/event-stream: one `event: position` per committed position of the devices named, `data:` the position as ' +
+      "last-location answers it, `id:` the stream's cursor (opaque: the last row id sent per partition of the positions topic). " +
+      'With Last-Event-ID, the positions committed after that cursor and received since the stream began, within the last hour ' +
+      '(late fixes of any day included, at most 10,000 a connection), come first in the order they were committed, then the ' +
+      'stream goes on live: nothing is missed or sent twice however many devices it follows. A comment every 15 s keeps ' +
+      'proxies from closing it; a client reading too slowly is cut off. Refusals are JSON, before the stream starts.',
     tags: ['Fleet'],
     request: {
       query: z.object({ imei: z.array(z.string()).min(1).max(MAX_STREAM_DEVICES).meta({ description: 'Repeat for each device' }) }),
-      headers: z.object({ 'last-event-id': z.string().optional().meta({ description: 'The id of the last event received' }) }),
+      headers: z.object({
+        'last-event-id': z
+          .string()
+          .optional()
+          .meta({ description: 'The id of the last event received (a cursor; a plain row id is also read)' }),
+      }),
     },
     responses: {
       200: { description: 'The stream', content: { 'text/event-stream': { schema: z.string() } } },
