@@ -108,6 +108,35 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   expect(statuses.filter((status) => status !== 200)).toEqual([]);
 }, 150_000);
 
+test('services given one metrics port between them exit the launcher 1 with one line naming both variables, before anything starts', async () => {
+  const clash = spawn(process.execPath, [launcherScript], {
+    cwd: root,
+    // Trip-writer 1 would take TRIP_WRITER_METRICS_PORT + 1, the group-writer's port.
+    env: launcherEnv(prefix, port + 50, {
+      TRIP_WRITER_REPLICAS: '2',
+      TRIP_WRITER_METRICS_PORT: String(port + 60),
+      GROUP_WRITER_METRICS_PORT: String(port + 61),
+    }),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  clash.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const status = await new Promise<number | null>((resolve) => clash.once('close', (code) => resolve(code)));
+
+  expect(status).toBe(1);
+  expect(
+    stdout
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as LauncherLine),
+  ).toEqual([
+    expect.objectContaining({
+      level: 60,
+      msg: `GROUP_WRITER_METRICS_PORT and TRIP_WRITER_METRICS_PORT+1 are both port ${port + 61}: give each service a port of its own`,
+    }),
+  ]);
+});
+
 test('a second launcher on the same PORT exits 1 with one line naming the port, starts nothing, and the first keeps serving', async () => {
   const running = services();
   const reads = keepReading();

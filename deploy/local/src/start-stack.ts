@@ -62,9 +62,12 @@ const launcherEnv = z.object({
   PORT: z.coerce.number().check(integer()).default(8080),
   /** Gateways to run, gateway i on PORT + i. */
   GATEWAY_REPLICAS: positiveInt(1),
-  /** Trip-writers to run, members of one consumer group; writer i serves its metrics on TRIP_WRITER_METRICS_PORT + i. */
+  /**
+   * Trip-writers to run, members of one consumer group; writer i serves its metrics on
+   * TRIP_WRITER_METRICS_PORT + i, a range of its own (9500 on) clear of the other services' ports.
+   */
   TRIP_WRITER_REPLICAS: positiveInt(1),
-  TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9464),
+  TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9500),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
   /** The Teltonika listener's TCP port for devices; 0 leaves the listener out. */
   TELTONIKA_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(5027),
@@ -165,6 +168,14 @@ async function assertServicePortsFree(instances: readonly Instance[]): Promise<v
     { port, portVariable },
     ...(devicePort === undefined ? [] : [{ port: devicePort, portVariable: 'TELTONIKA_PORT' }]),
   ]);
+  const claimed = new Map<number, string>();
+  for (const { port, portVariable } of ports) {
+    if (port === 0) continue;
+    const other = claimed.get(port);
+    if (other !== undefined)
+      throw new ConfigError(`${portVariable} and ${other} are both port ${port}: give each service a port of its own`);
+    claimed.set(port, portVariable);
+  }
   for (const { port, portVariable } of ports) {
     if (port === 0) continue;
     try {

@@ -31,7 +31,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const TRIP_PARTITIONS = 12;
 
 export const topicSpecs: readonly TopicSpec[] = [
-  { name: 'tripLocations', partitions: TRIP_PARTITIONS, retentionMs: 7 * DAY_MS, why: "the write path's volume; 12 = most trip-writers that do work" },
+  {
+    name: 'tripLocations',
+    partitions: TRIP_PARTITIONS,
+    retentionMs: 7 * DAY_MS,
+    why: "the write path's volume; 12 = most trip-writers that do work",
+  },
   { name: 'vehicleGroups', partitions: 3, retentionMs: 7 * DAY_MS, why: 'low volume; 3 keeps one group-writer per partition possible' },
   // Each gateway reads its own share of these partitions, so there are at least as many as gateways may
   // run (the production autoscaler's maximum, 20; a test checks it).
@@ -40,7 +45,12 @@ export const topicSpecs: readonly TopicSpec[] = [
   // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
   // As many partitions as the trip topic, so that each carries one trip partition's rows, committed in
   // id order: a stream's cursor is the last id sent per partition (gateway's stream-cursor.ts).
-  { name: 'positions', partitions: TRIP_PARTITIONS, retentionMs: 60 * 60 * 1000, why: 'committed positions for live streams; an hour is plenty' },
+  {
+    name: 'positions',
+    partitions: TRIP_PARTITIONS,
+    retentionMs: 60 * 60 * 1000,
+    why: 'committed positions for live streams; an hour is plenty',
+  },
 ];
 
 const suffixes: Record<keyof Topics, string> = {

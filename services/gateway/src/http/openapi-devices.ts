@@ -78,7 +78,10 @@ export function deviceOperations(context: DocContext): Operations {
     responses: {
       200: json(DeviceRegistration, 'Registered; the answer holds the device key'),
       ...writeFailures,
-      400: json(context.validationError, 'An invalid device id (1 to 32 printable ASCII characters, no spaces) or name (1 to 200 characters, no control characters) (E-V1/1-01), or a malformed body'),
+      400: json(
+        context.validationError,
+        'An invalid device id (1 to 32 printable ASCII characters, no spaces) or name (1 to 200 characters, no control characters) (E-V1/1-01), or a malformed body',
+      ),
       409: json(errorBody, `The IMEI is registered already (${errorCodes.deviceExists.code}); nothing changed`),
     },
   };
