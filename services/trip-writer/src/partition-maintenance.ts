@@ -1,6 +1,6 @@
 // The scheduled upkeep of trip_locations' partitions, at start and every interval: creates the partitions
 // of today and the days ahead, and drops those whose whole day is older than the retention (DROP TABLE,
-// never DELETE). Several writer replicas run it; a PostgreSQL advisory lock lets one of them do it at a
+// never DELETE); and forgets the late positions noted for the live streams' replay once past its window. Several writer replicas run it; a PostgreSQL advisory lock lets one of them do it at a
 // time, the others skipping that run.
 import type { Pool } from 'pg';
 import type { Logger, WriterUpkeep } from '@fleet/shared';
@@ -67,6 +67,8 @@ export async function maintainPartitions(settings: MaintenanceSettings, deps: Ma
       deps.metrics.dropped(day);
     }
     deps.guard.know(await partitionDays(client));
+    // Late positions are noted for the live streams' replay, which reads the last hour.
+    await client.query(`DELETE FROM late_positions WHERE received_at < now() - interval '2 hours'`);
     await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK]);
     return { ran: true, created, dropped };
   } catch (error) {

@@ -16,10 +16,16 @@ export interface TripLocationRow {
  * The insert, and the newest of the stored positions per device as its last location, in one statement.
  * Only positions inserted now are candidates: one that already existed was a candidate when it was
  * stored. A late position (older gps_time) leaves a newer last location as it is, but still moves the
- * device's last_seen_at, which follows receipt. Rows reach the upsert
+ * device's last_seen_at, which follows receipt. A late position is noted in late_positions as well. Rows reach the upsert
  * sorted by imei, so two batches touching the same devices lock their rows in the same order and cannot
  * deadlock; DISTINCT ON keeps one row per device, which ON CONFLICT DO UPDATE requires.
  */
+/**
+ * A position whose fix is older than its receipt by more than this is late: it is also noted in
+ * late_positions, where a live stream's replay finds it without probing every daily partition.
+ */
+export const LATE_AFTER = "interval '1 day'";
+
 const INSERT_BATCH = `
   WITH inserted AS (
     INSERT INTO trip_locations
@@ -55,6 +61,9 @@ const INSERT_BATCH = `
       received_at = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.received_at ELSE last.received_at END,
       attributes = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.attributes ELSE last.attributes END,
       last_seen_at = greatest(last.last_seen_at, excluded.last_seen_at)
+  ), late AS (
+    INSERT INTO late_positions (id, imei, gps_time, received_at)
+    SELECT id, imei, gps_time, received_at FROM inserted WHERE gps_time < received_at - ${LATE_AFTER}
   )
   SELECT id, imei, gps_time FROM inserted`;
 

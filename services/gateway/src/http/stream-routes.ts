@@ -27,20 +27,32 @@ const REPLAY_LIMIT = 10_000;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
 export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
+const column = (table: string) =>
+  POSITION_COLUMNS.split(', ')
+    .map((name) => `${table}.${name}`)
+    .join(', ');
+
 /**
  * What a reconnecting stream missed: each device's rows committed after the last id sent on its
- * partition, received since the stream began and within REPLAY_WINDOW_MS, whatever their fixes' days. The
- * BRIN index on received_at finds each daily partition's recent blocks; row ids order them as they were
- * committed within a partition.
+ * partition and received after $3 (since the stream began, within REPLAY_WINDOW_MS), in the order they
+ * were committed within a partition (row ids). Fixes of the last day before $3 are read from the days'
+ * partitions, which the bound on gps_time prunes to; older ones, a late upload's, from late_positions,
+ * where the trip-writer notes every fix stored more than a day after its time.
  */
 const REPLAY = `
-  SELECT t.id, ${POSITION_COLUMNS.split(', ')
-    .map((column) => `t.${column}`)
-    .join(', ')}
-  FROM trip_locations t
-  JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
-  WHERE t.received_at > $3
-  ORDER BY t.id
+  SELECT * FROM (
+    SELECT t.id, ${column('t')}
+    FROM trip_locations t
+    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
+    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day'
+    UNION ALL
+    SELECT t.id, ${column('t')}
+    FROM late_positions l
+    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON l.imei = c.imei AND l.id > c.after
+    JOIN trip_locations t ON t.id = l.id AND t.gps_time = l.gps_time
+    WHERE l.received_at > $3 AND l.gps_time <= $3::timestamptz - interval '1 day'
+  ) missed
+  ORDER BY id
   LIMIT ${REPLAY_LIMIT}`;
 
 export interface StreamRoutesDeps extends ScopeDeps {
