@@ -25,7 +25,7 @@ const services = compose.services;
 const appServices = ['gateway', 'trip-writer', 'group-writer', 'teltonika'];
 const oneShots = ['init', 'migrate'];
 const kafkaNodes = ['kafka-1', 'kafka-2', 'kafka-3'];
-const infrastructure = ['postgres', 'redis', ...kafkaNodes];
+const infrastructure = ['postgres', 'redis', ...kafkaNodes, 'load-balancer'];
 const observability = ['prometheus', 'grafana'];
 
 /** Where a service mounts a repository file or folder: `./deploy/x:/etc/y:ro` -> /etc/y for deploy/x. */
@@ -125,12 +125,25 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('gateways can run as several replicas: each takes a host port of a published range', () => {
-    const ports = (services.gateway!.ports ?? []).map((port) => interpolate(String(port)));
-    expect(ports).toHaveLength(1);
-    const [, first, last, target] = /^(\d+)-(\d+):(\d+)$/.exec(ports[0]!) ?? [];
-    expect(Number(target)).toBe(Number(composeEnv(services.gateway!).get('PORT')));
-    expect(Number(last) - Number(first)).toBeGreaterThanOrEqual(1);
+  test('gateways and Teltonika listeners can run as several replicas: no host port of their own, one load balancer in front', () => {
+    for (const name of ['gateway', 'teltonika']) expect({ name, ports: services[name]!.ports }).toEqual({ name, ports: undefined });
+    const balancer = services['load-balancer']!;
+    const published = (balancer.ports ?? []).map((port) => interpolate(String(port)));
+    const gatewayPort = composeEnv(services.gateway!).get('PORT');
+    const devicePort = composeEnv(services.teltonika!).get('TELTONIKA_PORT');
+    expect(published).toEqual([`8080:8080`, `5027:5027`]);
+    expect(Object.keys(balancer.depends_on ?? {}).sort()).toEqual(['gateway', 'teltonika']);
+
+    // Its configuration finds every replica by service name on the port it listens on, and sends a
+    // gateway requests only while its /readyz answers 200.
+    const config = readRepoFile('deploy/docker/haproxy.cfg');
+    expect(mountPoint(balancer, 'deploy/docker/haproxy.cfg')).toBe('/usr/local/etc/haproxy/haproxy.cfg');
+    expect(config).toMatch(new RegExp(`^\\s*server-template gateway \\d+ gateway:${gatewayPort}$`, 'm'));
+    expect(config).toMatch(new RegExp(`^\\s*server-template teltonika \\d+ teltonika:${devicePort}$`, 'm'));
+    expect(config).toMatch(/^\s*option httpchk GET \/readyz$/m);
+    expect(config).toMatch(/^\s*bind :8080$/m);
+    expect(config).toMatch(/^\s*bind :5027$/m);
+    expect(config).toMatch(/^\s*nameserver dns 127\.0\.0\.11:53$/m);
   });
 
   test('init creates the topics with the application image and the create-topics command, for three brokers', () => {

@@ -83,7 +83,7 @@ describe('deployment files agree', () => {
     const gateway = compose.services.gateway!;
     const port = Number(composeEnv(gateway).get('PORT'));
     expect(exposedPorts()).toContain(port);
-    expect((gateway.ports ?? []).map((mapping) => Number(interpolate(mapping).split(':').at(-1)))).toEqual([port]);
+    expect(gateway.expose?.map(Number)).toEqual([port]);
     expect(healthcheckPort(gateway.healthcheck?.test)).toBe(port);
 
     const container = k8sContainer('Deployment', 'gateway');

@@ -318,10 +318,16 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     );
   });
 
-  test('the gateways and Teltonika listeners together never scale past the reply topic’s partitions: each reads a share of its own', () => {
-    const most = ['gateway', 'teltonika'].map((name) => findObject(objects, 'HorizontalPodAutoscaler', name).spec.maxReplicas as number);
+  test('the reply topic has twice the partitions of the gateways and Teltonika listeners a rollout can reach at their maximum', () => {
+    /** Pods of a Deployment at its autoscaler's maximum with its rollout's surge on top. */
+    const mostDuringRollout = (name: string) => {
+      const most = findObject(objects, 'HorizontalPodAutoscaler', name).spec.maxReplicas as number;
+      const surge = findObject(objects, 'Deployment', name).spec.strategy.rollingUpdate.maxSurge as number | string;
+      return most + (typeof surge === 'number' ? surge : Math.ceil((most * parseInt(surge, 10)) / 100));
+    };
+    const members = mostDuringRollout('gateway') + mostDuringRollout('teltonika');
     const replies = topicSpecs.find((spec) => spec.name === 'replies')!;
-    expect(most[0]! + most[1]!).toBeLessThanOrEqual(replies.partitions);
+    expect(2 * members).toBeLessThanOrEqual(replies.partitions);
   });
 
   test('the Teltonika listener is probed on /healthz and /readyz of its metrics port, and its Service takes devices on TCP 5027', () => {
@@ -346,7 +352,12 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     const scaled = findObject(objects, 'ScaledObject', writer);
     expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
     expect(scaled.spec.scaleTargetRef.name).toBe(writer);
-    expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    // A drain never evicts the last one: its PodDisruptionBudget keeps one, and KEDA keeps more than that.
+    const budget = findObject(objects, 'PodDisruptionBudget', writer);
+    const kept = budget.spec.minAvailable ?? scaled.spec.minReplicaCount - budget.spec.maxUnavailable;
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(scaled.spec.minReplicaCount).toBeGreaterThan(kept);
+    expect(scaled.spec.maxReplicaCount ?? Infinity).toBeGreaterThanOrEqual(scaled.spec.minReplicaCount);
     const [trigger, ...others] = scaled.spec.triggers;
     expect(others).toEqual([]);
     expect(trigger.type).toBe('kafka');

@@ -38,9 +38,10 @@ export const topicSpecs: readonly TopicSpec[] = [
     why: "the write path's volume; 12 = most trip-writers that do work",
   },
   { name: 'vehicleGroups', partitions: 3, retentionMs: 7 * DAY_MS, why: 'low volume; 3 keeps one group-writer per partition possible' },
-  // Each gateway reads its own share of these partitions, so there are at least as many as gateways may
-  // run (the production autoscaler's maximum, 20; a test checks it).
-  { name: 'replies', partitions: 24, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
+  // Each gateway and Teltonika listener reads its own share of these partitions: twice as many as they
+  // may number during a rollout at their autoscalers' maximum (16 + 1 and 4 + 1 in production; a test
+  // checks it), so that a new member always gets partitions and each may hold two on different leaders.
+  { name: 'replies', partitions: 48, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
   // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
   // As many partitions as the trip topic, so that each carries one trip partition's rows, committed in
