@@ -23,12 +23,13 @@ const KAFKA_REQUEST_TIMEOUT_MS = 5000;
 
 /**
  * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a
- * partition between leaders, a group rebalancing as members come and go): kafkajs retries or rejoins,
+ * partition between leaders or not yet known to every node just after its topic was made, a group
+ * rebalancing as members come and go): kafkajs retries or rejoins,
  * and they come at every clean start of a fresh broker and every scale-out. They say nothing is wrong, so they open no outage; a broker that is really away fails the
  * connection instead.
  */
 const SETTLING =
-  /coordinator is loading|group is rebalancing|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition/i;
+  /coordinator is loading|group is rebalancing|coordinator is not available|not the correct coordinator|in the middle of a leadership election|not the leader for that topic-partition|does not host this topic-partition/i;
 
 /**
  * kafkajs's log lines, into pino. A settling answer is debug; a consumer that kafkajs restarts after
