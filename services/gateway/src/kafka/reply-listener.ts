@@ -23,6 +23,15 @@ import { stickyAssigner, type ReplyPartitions } from './reply-partitions';
 /** Marks a reply-path probe; its correlation id names the probe. */
 export const PROBE_HEADER = 'reply-probe';
 
+/**
+ * The most reply partitions one member reads. Requests name one of them (the lowest healthy one); the
+ * others are there for when its leader fails, and four span every leader of a three-node cluster. Every
+ * fetch lists each partition a consumer holds, and without fetch sessions (which kafkajs lacks) the
+ * broker reads each one at every fetch: a lone gateway holding all the topic's partitions cost the broker
+ * that many partition reads for every reply, and more while idle.
+ */
+export const REPLY_PARTITIONS_PER_MEMBER = 4;
+
 /** Reply batches cost microseconds to handle; processing partitions one by one only adds waiting. */
 const REPLY_PARTITIONS_AT_ONCE = 16;
 
@@ -114,7 +123,7 @@ export class ReplyListener {
       create: () =>
         kafka.consumer({
           ...consumerConfig(groupId, { ...settings, sessionTimeoutMs: REPLY_SESSION_TIMEOUT_MS }),
-          partitionAssigners: [stickyAssigner(() => this.options.partitions.ownedList())],
+          partitionAssigners: [stickyAssigner(() => this.options.partitions.ownedList(), REPLY_PARTITIONS_PER_MEMBER)],
         }),
       run: async (consumer) => {
         consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {

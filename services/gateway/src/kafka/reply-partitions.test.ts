@@ -84,3 +84,27 @@ describe('ReplyPartitions', () => {
     expect(partitions.pick(() => false)).toBe(0);
   });
 });
+
+describe('stickyAssignment with a cap per member', () => {
+  it('gives a lone member the lowest partitions up to the cap and leaves the rest unassigned', () => {
+    expect(asObject(stickyAssignment([{ memberId: 'a', owned: [] }], six, 4))).toEqual({ a: [0, 1, 2, 3] });
+  });
+
+  it('keeps what members owned within the cap, and gives a newcomer the free partitions', () => {
+    const assignment = stickyAssignment(
+      [
+        { memberId: 'a', owned: [0, 1, 2, 3] },
+        { memberId: 'b', owned: [] },
+      ],
+      six,
+      4,
+    );
+    expect(asObject(assignment)).toEqual({ a: [0, 1, 2], b: [3, 4, 5] });
+  });
+
+  it('gives every member a partition while there are as many partitions as members', () => {
+    const members = ['a', 'b', 'c', 'd', 'e', 'f'].map((memberId) => ({ memberId, owned: [] }));
+    const assignment = stickyAssignment(members, six, 4);
+    expect([...assignment.values()].map((owned) => owned.length)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+});

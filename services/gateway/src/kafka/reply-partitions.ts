@@ -18,14 +18,20 @@ export interface GroupMember {
 
 /**
  * Each member keeps what it owned, up to its fair share (the partitions divided evenly, the first
- * members by id taking one more when they do not divide); what is left goes to the members furthest
- * below their share. A partition two members claim stays with the first.
+ * members by id taking one more when they do not divide) and never more than `maxPerMember`; what is
+ * left goes, lowest first, to the members furthest below their share, and past every member's cap stays
+ * unassigned. A partition two members claim stays with the first.
  */
-export function stickyAssignment(members: readonly GroupMember[], partitions: readonly number[]): Map<string, number[]> {
+export function stickyAssignment(
+  members: readonly GroupMember[],
+  partitions: readonly number[],
+  maxPerMember = Infinity,
+): Map<string, number[]> {
   const sorted = [...members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
   const assignment = new Map<string, number[]>(sorted.map((member) => [member.memberId, []]));
   if (sorted.length === 0) return assignment;
-  const share = (index: number) => Math.floor(partitions.length / sorted.length) + (index < partitions.length % sorted.length ? 1 : 0);
+  const share = (index: number) =>
+    Math.min(maxPerMember, Math.floor(partitions.length / sorted.length) + (index < partitions.length % sorted.length ? 1 : 0));
   const free = new Set(partitions);
   sorted.forEach((member, index) => {
     const kept = assignment.get(member.memberId)!;
@@ -41,6 +47,7 @@ export function stickyAssignment(members: readonly GroupMember[], partitions: re
       const best = share(neediest) - assignment.get(sorted[neediest]!.memberId)!.length;
       if (gap > best) neediest = index;
     });
+    if (share(neediest) - assignment.get(sorted[neediest]!.memberId)!.length <= 0) break;
     assignment.get(sorted[neediest]!.memberId)!.push(partition);
   }
   for (const owned of assignment.values()) owned.sort((a, b) => a - b);
@@ -50,8 +57,11 @@ export function stickyAssignment(members: readonly GroupMember[], partitions: re
 const ASSIGNER_NAME = 'FleetStickyReplies';
 const ASSIGNER_VERSION = 1;
 
-/** kafkajs's assigner for the reply group: tells the group what this member owns, and assigns stickily. */
-export function stickyAssigner(owned: () => readonly number[]): PartitionAssigner {
+/**
+ * kafkajs's assigner for the reply group: tells the group what this member owns, and assigns stickily,
+ * at most `maxPerMember` partitions each.
+ */
+export function stickyAssigner(owned: () => readonly number[], maxPerMember: number): PartitionAssigner {
   return ({ cluster }) => ({
     name: ASSIGNER_NAME,
     version: ASSIGNER_VERSION,
@@ -70,7 +80,7 @@ export function stickyAssigner(owned: () => readonly number[]): PartitionAssigne
       for (const topic of topics) {
         const partitions = cluster.findTopicPartitionMetadata(topic).map((metadata) => metadata.partitionId);
         const claims = members.map((member) => ({ memberId: member.memberId, owned: ownedIn(member.memberMetadata) }));
-        for (const [memberId, assigned] of stickyAssignment(claims, partitions)) byMember.get(memberId)![topic] = assigned;
+        for (const [memberId, assigned] of stickyAssignment(claims, partitions, maxPerMember)) byMember.get(memberId)![topic] = assigned;
       }
       return [...byMember].map(([memberId, assignment]) => ({
         memberId,
