@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
 import { createPool, redactUrl } from './db/pool';
 import { isDataRefusal, isStatementFailure } from './db/pg-errors';
-import { createKafka } from './kafka/client';
+import { createKafka, kafkaClientSettings } from './kafka/client';
 import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
 import { registerConsumerLag } from './kafka/consumer-lag';
 import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
@@ -144,11 +144,7 @@ export async function startWriter<S extends z.ZodType>(
       handler: definition.consume(pool, { ...context, published }),
       logger,
       concurrency: config.WRITER_CONCURRENCY,
-      settings: {
-        allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS,
-        fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
-        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      },
+      settings: { ...kafkaClientSettings(config), sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS },
       isRefusal: isDataRefusal,
       isStatementFailure,
       metrics: createWriterMetrics(registry),

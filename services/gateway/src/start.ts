@@ -12,6 +12,7 @@ import {
   createKafkaOutageMetrics,
   createLogger,
   createPool,
+  kafkaClientSettings,
   missingTopics,
   missingTopicsMessage,
   redactUrl,
@@ -162,7 +163,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     topic: topics.positions,
     // A group of its own: each gateway reads every committed position, for whichever devices its streams follow.
     groupId: `${topics.positions}.stream.${config.instanceId}`,
-    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
+    settings: kafkaClientSettings(config),
     logger,
   });
   const topicAdmin = kafka.admin();

@@ -3,7 +3,7 @@
 // settings (writePathEnv), so that both publish, wait and limit the same way.
 import type { Kafka } from 'kafkajs';
 import type { Redis } from 'ioredis';
-import type { Logger, Topics } from '@fleet/shared';
+import { kafkaClientSettings, type Logger, type Topics } from '@fleet/shared';
 import { CommandBus, type CommandBusOptions } from './kafka/command-bus';
 import { createWriteLimits, type WriteLimits } from './rate-limits/write-limits';
 
@@ -11,6 +11,7 @@ export interface WritePathSettings {
   instanceId: string;
   KAFKA_AUTO_CREATE_TOPICS: boolean;
   KAFKA_FETCH_MAX_WAIT_MS: number;
+  KAFKA_FETCH_MIN_BYTES: number;
   KAFKA_LINGER_MS: number;
   REPLY_TIMEOUT_MS: number;
   PUBLISH_TIMEOUT_MS: number;
@@ -40,7 +41,7 @@ export function createWritePath(config: WritePathSettings, parts: WritePathParts
     kafka,
     topics,
     instanceId: config.instanceId,
-    settings: { allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS, fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS },
+    settings: kafkaClientSettings(config),
     lingerMs: config.KAFKA_LINGER_MS,
     logger,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,

@@ -81,8 +81,23 @@ export interface KafkaClientSettings {
   allowAutoTopicCreation: boolean;
   /** KAFKA_FETCH_MAX_WAIT_MS: how long the broker may hold a fetch that finds nothing. */
   fetchMaxWaitMs: number;
+  /** KAFKA_FETCH_MIN_BYTES: the bytes a fetch waits for, up to fetchMaxWaitMs. */
+  fetchMinBytes: number;
   /** KAFKA_SESSION_TIMEOUT_MS, for a consumer group whose members share work; unset, kafkajs's default. */
   sessionTimeoutMs?: number;
+}
+
+/** The client settings of a service's configuration, as its consumers take them. */
+export function kafkaClientSettings(config: {
+  KAFKA_AUTO_CREATE_TOPICS: boolean;
+  KAFKA_FETCH_MAX_WAIT_MS: number;
+  KAFKA_FETCH_MIN_BYTES: number;
+}): KafkaClientSettings {
+  return {
+    allowAutoTopicCreation: config.KAFKA_AUTO_CREATE_TOPICS,
+    fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+    fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
+  };
 }
 
 /** kafkajs's default heartbeat interval. */
@@ -95,6 +110,7 @@ export function consumerConfig(groupId: string, settings: KafkaClientSettings): 
     groupId,
     allowAutoTopicCreation: settings.allowAutoTopicCreation,
     maxWaitTimeInMs: settings.fetchMaxWaitMs,
+    minBytes: settings.fetchMinBytes,
     ...(sessionTimeoutMs === undefined
       ? {}
       : {
