@@ -1,0 +1,141 @@
+// `npm run bench:quiet`: the quiet-fleet scenario alone, on a stack of its own (the launcher's, as `npm
+// start` runs it, Teltonika listener included): the stack at rest and at 50, 150 and 500 paced creates a
+// second, each process's CPU, the fit of a fixed cost plus a cost per create, and the targets. Saved in
+// bench/results/quiet-fleet.json and written into docs/performance.md.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { z } from 'zod';
+import { loadConfig, positiveInt } from '@fleet/shared';
+import { withSection } from './docs-section';
+import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
+import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
+import { repoRoot } from './run-bench';
+
+const quietEnv = z.object({
+  BENCH_QUIET_SECONDS: positiveInt(20),
+  BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench_quiet'),
+  BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),
+});
+
+async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const env = loadConfig(quietEnv);
+  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics] = (await Promise.all(Array.from({ length: 5 }, freePort))) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const jwtSecret = randomBytes(32).toString('base64url');
+  let brokers = '';
+  const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      TRIP_WRITER_METRICS_PORT: String(tripMetrics),
+      GROUP_WRITER_METRICS_PORT: String(groupMetrics),
+      TELTONIKA_PORT: String(teltonikaPort),
+      TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
+      DATABASE_URL: env.BENCH_DATABASE_URL,
+      KAFKA_TOPIC_PREFIX: `quiet-${Date.now()}`,
+      CACHE_KEY_PREFIX: `quiet-${Date.now()}:`,
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: jwtSecret,
+      API_KEYS: randomBytes(12).toString('hex'),
+      // Rate limits count a device's positions and a subject's requests: a fleet's, not one load's.
+      RATE_LIMIT_DEVICE_PER_MINUTE: '0',
+      RATE_LIMIT_SUBJECT_PER_SECOND: '0',
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  createInterface({ input: launcher.stdout! }).on('line', (line) => {
+    const brokerLine = /"brokers":\["([^"\]]+)/.exec(line);
+    if (brokerLine) brokers = brokerLine[1]!;
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (launcher.exitCode !== null) return resolve();
+      launcher.once('exit', () => resolve());
+      launcher.kill('SIGTERM');
+    });
+  try {
+    const gatewayUrl = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 120_000;
+    while (
+      !(await fetch(`${gatewayUrl}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline || launcher.exitCode !== null) throw new Error('the stack did not become ready');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('quiet-fleet')
+      .setExpirationTime('2h')
+      .sign(new TextEncoder().encode(jwtSecret));
+    let sequence = 0;
+    const request = {
+      method: 'POST' as const,
+      path: () => '/fleet/api/v1/trip-location',
+      headers: () => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' }),
+      body: () => {
+        sequence += 1;
+        return JSON.stringify({
+          imei: `q${process.pid}${sequence}`,
+          gpsTime: new Date().toISOString(),
+          latitude: -6.2,
+          longitude: 106.8,
+          speed: 40,
+          ignition: true,
+        });
+      },
+    };
+    const pid = (found: number | null) => (found === null ? [] : [found]);
+    const sources = {
+      gateway: () => pid(listenerPid(port)),
+      'trip-writer': () => pid(listenerPid(tripMetrics)),
+      'group-writer': () => pid(listenerPid(groupMetrics)),
+      teltonika: () => pid(listenerPid(teltonikaMetrics)),
+      broker: () => pid(localBrokerPid(brokers)),
+      postgres: postgresPids,
+    };
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    // The broker's JIT and the services' first requests, unmeasured.
+    log('bench: warming the write path up for 20 s at 100 creates a second');
+    await measureQuietFleet({ gatewayUrl, request, sources, seconds: 20, settleSeconds: 0, rates: [100] });
+    const steps = await measureQuietFleet({ gatewayUrl, request, sources, seconds: env.BENCH_QUIET_SECONDS, log });
+    const report = { startedAt: new Date().toISOString(), steps, fit: fitQuietFleet(steps) };
+    mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
+    writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'quiet-fleet.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const table = quietFleetTable(report);
+    if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
+      const doc = path.join(repoRoot, 'docs', 'performance.md');
+      writeFileSync(doc, withSection(readFileSync(doc, 'utf8'), QUIET_FLEET_SECTION, table));
+    }
+    process.stdout.write(`\n${table}\n`);
+  } finally {
+    await stop();
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+});
