@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BENCH_HISTORY, BENCH_RESULTS, sectionOf, withSection } from './docs-section';
 import { readHistory, runsTable } from './history';
+import { QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const read = (relative: string) => readFileSync(path.join(repoRoot, relative), 'utf8');
@@ -14,6 +15,11 @@ test('docs/performance.md lists every recorded run, and only those, as bench/res
   const history = readHistory(path.join(repoRoot, 'bench', 'results', 'history.jsonl'));
   expect(history.length).toBeGreaterThan(0);
   expect(sectionOf(read('docs/performance.md'), BENCH_HISTORY)).toBe(runsTable(history));
+});
+
+test('docs/performance.md shows the committed quiet-fleet run exactly as bench/results/quiet-fleet.json gives it', () => {
+  const report = JSON.parse(read('bench/results/quiet-fleet.json')) as Parameters<typeof quietFleetTable>[0];
+  expect(sectionOf(read('docs/performance.md'), QUIET_FLEET_SECTION)).toBe(quietFleetTable(report));
 });
 
 test('the section is replaced between its markers and nothing else changes', () => {
