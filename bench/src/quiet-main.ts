@@ -13,23 +13,13 @@ import { loadConfig, positiveInt } from '@fleet/shared';
 import { withSection } from './docs-section';
 import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
-import { repoRoot } from './run-bench';
+import { freePort, repoRoot } from './run-bench';
 
 const quietEnv = z.object({
   BENCH_QUIET_SECONDS: positiveInt(20),
   BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench_quiet'),
   BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),
 });
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const env = loadConfig(quietEnv);

@@ -179,7 +179,8 @@ async function startBaseline(script: string, env: NodeJS.ProcessEnv = {}): Promi
   return { url: `http://127.0.0.1:${port}`, process: child };
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on this machine now. */
+export async function freePort(): Promise<number> {
   const net = await import('node:net');
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, () => {
