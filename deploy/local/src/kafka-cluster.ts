@@ -12,6 +12,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   assertPortBindable,
   clusterId,
+  freePortRun,
   isAlive,
   JAVA_TOOLS_HINT,
   javaToolsPresent,
@@ -110,23 +111,11 @@ function properties(options: ClusterOptions, nodeId: number, logDir: string): st
 }
 
 /**
- * A base port with the `count` ports from it free; by default 2 × CLUSTER_NODES, the nodes' broker
- * ports, then their controllers'.
+ * A base port with the `count` ports from it free, below the ephemeral range (freePortRun); by default
+ * 2 × CLUSTER_NODES, the nodes' broker ports, then their controllers'.
  */
-export async function freePortRange(count = 2 * CLUSTER_NODES): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: count }, (_, i) => base + i);
-    const free = await Promise.all(
-      ports.map((port) =>
-        assertPortBindable(port).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    if (free.every(Boolean)) return base;
-  }
+export function freePortRange(count = 2 * CLUSTER_NODES): Promise<number> {
+  return freePortRun(count);
 }
 
 export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
