@@ -26,7 +26,8 @@ import {
   topicPrefix,
 } from '@fleet/shared';
 import { z } from 'zod';
-import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { assertPortBindable, defaultDataDir, isAlive, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { watchBroker } from './broker-watchdog';
 import { localKafkaCluster } from './kafka-cluster';
 import { devCredential, repoRoot } from './dev-secret';
 import { serviceEntry, serviceNodeArgs, type ServiceName } from './service-node-args';
@@ -103,8 +104,24 @@ async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broke
     const runningBefore = cluster.nodes.some((node) => node.pid() !== undefined);
     await cluster.up();
     logger.info({ brokers: cluster.brokers }, `broker: a replicated Apache Kafka of ${cluster.nodes.length} nodes on this machine`);
-    // A cluster that was already running (npm run kafka:up) is left running.
-    return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop: () => (runningBefore ? Promise.resolve() : cluster.down()) };
+    // A cluster that was already running (npm run kafka:up) is left running, and left to whoever started it.
+    if (runningBefore) return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop: () => Promise.resolve() };
+    const watchdog = watchBroker({
+      deadNodes: () =>
+        cluster.nodes
+          .filter((node) => {
+            const pid = node.pid();
+            return pid === undefined || !isAlive(pid);
+          })
+          .map((node) => `node ${node.nodeId}`),
+      restart: () => cluster.up(),
+      logger,
+    });
+    const stop = () => {
+      watchdog.stop();
+      return cluster.down();
+    };
+    return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop };
   }
   if (javaToolsPresent()) {
     const kafka = await startLocalKafka({ dataDir: defaultDataDir, port: config.KAFKA_PORT });
@@ -112,8 +129,21 @@ async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broke
       { brokers: kafka.brokers, pid: kafka.pid, data: path.relative(repoRoot, defaultDataDir) },
       `broker: Apache Kafka ${kafka.version}, ${kafka.startedHere ? 'started' : 'already running'} on this machine`,
     );
-    // A broker that was already running (npm run kafka:up) is left running.
-    return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop: () => (kafka.startedHere ? kafka.stop() : Promise.resolve()) };
+    // A broker that was already running (npm run kafka:up) is left running, and left to whoever started it.
+    if (!kafka.startedHere) return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop: () => Promise.resolve() };
+    let running = kafka;
+    const watchdog = watchBroker({
+      deadNodes: () => (isAlive(running.pid) ? [] : [`broker (pid ${running.pid})`]),
+      restart: async () => {
+        running = await startLocalKafka(running.options);
+      },
+      logger,
+    });
+    const stop = () => {
+      watchdog.stop();
+      return running.stop();
+    };
+    return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop };
   }
   if (!kcatAvailable()) throw new ConfigError(`${JAVA_TOOLS_HINT}. ${KCAT_INSTALL_HINT}`);
   const mock = await startMockKafka({ brokerCount: 1 });
