@@ -104,7 +104,13 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
 
   beforeAll(async () => {
     database = await privateDatabase('backfill');
-    stack = await startStack('backfill', { env: { DATABASE_URL: database.url, MAX_PAST_AGE: `${BACKFILL_DAYS + 2}d` } });
+    // Creating 400 partitions is 400 tables, their indexes and 400 attachments: on a loaded 2-core CI
+    // machine that took longer than the default 10 s a write waits for its reply, and the first backfill
+    // was answered 503 (stored all the same). What this suite asks is that it is stored and that nobody
+    // else waits behind it, so the backfill may wait as long as its DDL takes.
+    stack = await startStack('backfill', {
+      env: { DATABASE_URL: database.url, MAX_PAST_AGE: `${BACKFILL_DAYS + 2}d`, REPLY_TIMEOUT_MS: '30000' },
+    });
   });
   afterAll(async () => {
     await stack?.stop();

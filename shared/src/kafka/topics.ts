@@ -39,9 +39,9 @@ export const topicSpecs: readonly TopicSpec[] = [
   },
   { name: 'vehicleGroups', partitions: 3, retentionMs: 7 * DAY_MS, why: 'low volume; 3 keeps one group-writer per partition possible' },
   // Each gateway and Teltonika listener reads its own share of these partitions: twice as many as they
-  // may number during a rollout at their autoscalers' maximum (16 + 1 and 4 + 1 in production; a test
-  // checks it), so that a new member always gets partitions and each may hold two on different leaders.
-  { name: 'replies', partitions: 48, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
+  // may number during a rollout at their autoscalers' maximum (10 + 1 and 4 + 1; a test checks it), so
+  // that a new member always gets partitions. More gateways want more partitions: create-topics grows it.
+  { name: 'replies', partitions: 32, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
   // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
   // As many partitions as the trip topic, so that each carries one trip partition's rows, committed in
