@@ -99,7 +99,8 @@ export class LiveStreams {
         const lastLine = text.lastIndexOf('\n');
         if (lastLine < 0) continue;
         for (const line of text.slice(0, lastLine).split('\n')) {
-          if (line.startsWith('id: ')) this.arrivals.set(Number(line.slice(4)), now);
+          // The event's id is the stream's cursor; the position's own id is in its data.
+          if (line.startsWith('data: ')) this.arrivals.set((JSON.parse(line.slice(6)) as { id: number }).id, now);
         }
         text = text.slice(lastLine + 1);
       }
