@@ -79,6 +79,44 @@ test('a body sent one byte a second is answered 408, its connection closed, and 
   expect(stored.rowCount).toBe(0);
 }, 60_000);
 
+test('a body whose last byte comes after the 408 is never stored: the answer says it was not received, and it was not', async () => {
+  const trip = buildTrip();
+  const body = JSON.stringify(trip);
+  const token = await signToken();
+  // Half-open, as a client that writes its body regardless of what it reads back.
+  const socket = net.connect({ port: stack.gateway.port, host: '127.0.0.1', allowHalfOpen: true });
+  socket.on('error', () => undefined);
+  let answer = '';
+  const answered = new Promise<void>((resolve) =>
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n\r\n')) resolve();
+    }),
+  );
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.write(
+    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n' +
+      `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
+      body.slice(0, -1),
+    'latin1',
+  );
+  await answered;
+  expect(answer.slice(0, answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
+  socket.write(body.slice(-1), 'latin1');
+
+  // A create sent after it is stored, so the write path has had its turn.
+  const later = await fetch(`${stack.url}/fleet/api/v1/trip-location`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(buildTrip()),
+  });
+  expect(later.status).toBe(200);
+  await sleep(1000);
+  socket.destroy();
+  const stored = await db().query('SELECT 1 FROM trip_locations WHERE imei = $1', [trip.imei]);
+  expect(stored.rowCount).toBe(0);
+}, 60_000);
+
 test('a keep-alive connection is announced for 65 seconds, longer than the 60 s idle timeout of common load balancers', async () => {
   const answer = await new Promise<string>((resolve, reject) => {
     const socket = net.connect(stack.gateway.port, '127.0.0.1', () =>

@@ -33,12 +33,16 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   const answer = new AppError({ kind: kindOf(error.code) });
   const status = httpStatusOf(answer);
   const body = JSON.stringify(answer.toJSON());
+  // Nothing more is read from this connection: a request whose body was cut short by the timeout must
+  // not complete afterwards and be published, once it has been answered that it was not received.
+  socket.pause();
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'\r\n" +
       `Connection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 
