@@ -61,6 +61,7 @@ export const errorCodes = {
     message: 'Too many request bodies are being read at once, retry later',
   },
   tooManyStreams: { code: 'E-S1/1-07', category: 'unavailable', message: 'Too many live streams on this gateway, retry later' },
+  busy: { code: 'E-S1/1-08', category: 'unavailable', message: 'The service is busy, retry later' },
   tooManyInFlight: { code: 'E-S1/1-06', category: 'unavailable', message: 'Too many writes are waiting for confirmation, retry later' },
   deviceRateLimited: { code: 'E-R1/1-01', category: 'rateLimited', message: 'This device has sent too many positions, retry later' },
   subjectRateLimited: { code: 'E-R1/1-02', category: 'rateLimited', message: 'Too many requests for this token subject, retry later' },

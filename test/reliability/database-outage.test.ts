@@ -19,6 +19,7 @@ import {
   storedCount,
   waitUntil,
   metricValue,
+  postsSent,
   type PrivateDatabase,
   type ProcessStack,
 } from './fault-support';
@@ -51,16 +52,17 @@ test('connections terminated and refused for seconds under load: writers retry w
 
   await load.finish();
   // Every command that reached Kafka is stored once PostgreSQL is back, before any client retries:
-  // a batch that failed was never committed past.
-  await waitUntil(
-    async () => (await storedCount(load.posts, database.pool)) === load.posts.length,
-    'the writer to catch up',
-    30_000,
-    250,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}\n${problemsLogged([stack.gateway, writer!])}`);
-  });
+  // a batch that failed was never committed past. A post shed as backed up (503 E-S1/1-08) never
+  // reached it, and is not stored.
+  const sent = postsSent(load.posts);
+  const shed = load.posts.filter((post) => !sent.includes(post));
+  await waitUntil(async () => (await storedCount(sent, database.pool)) === sent.length, 'the writer to catch up', 30_000, 250).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}\n${problemsLogged([stack.gateway, writer!])}`);
+    },
+  );
   const storedBeforeRetries = await storedCount(load.posts, database.pool);
+  expect(await storedCount(shed, database.pool)).toBe(0);
   await retryUnconfirmed(stack.url, headers, load.posts, 30_000);
   const figures = await audit('PostgreSQL connections terminated and refused', load.posts, database.pool);
   printFigures('i', figures, { storedBeforeRetries, connectionsTerminated: terminated });
@@ -68,7 +70,9 @@ test('connections terminated and refused for seconds under load: writers retry w
   expectPromiseKept(figures);
   expect(terminated).toBeGreaterThan(0);
   expect(figures.unavailable).toBeGreaterThan(0);
-  expect(Object.keys(figures.unavailableCodes)).toEqual(['E-S1/1-02']);
+  // Not confirmed in time, or shed at once while the writes ahead wait (MAX_QUEUE_AGE_MS).
+  expect(figures.unavailableCodes['E-S1/1-02']).toBeGreaterThan(0);
+  expect(Object.keys(figures.unavailableCodes).every((code) => ['E-S1/1-02', 'E-S1/1-08'].includes(code))).toBe(true);
   expect(writer!.isRunning()).toBe(true);
   const messages = writer!.logs.map((line) => line.msg);
   expect(messages).toContain('storing to PostgreSQL failed; retrying without committing offsets');

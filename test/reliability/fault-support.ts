@@ -529,6 +529,14 @@ export async function replyCounts(commandTopic: string, replyTopic: string): Pro
 }
 
 /** How many of the posted trips have a row, whatever the answers said. */
+/** Answers that say nothing of the request was sent: the gateway was full, or shed it as backed up. */
+const NOTHING_SENT = new Set(['E-S1/1-06', 'E-S1/1-08']);
+
+/** The posts that may have reached Kafka: with an attempt not refused before anything was sent. */
+export function postsSent(posts: Post[]): Post[] {
+  return posts.filter((post) => post.attempts.some((attempt) => !(attempt.status === 503 && NOTHING_SENT.has(attempt.code ?? ''))));
+}
+
 export async function storedCount(posts: Post[], pool: Pool = db()): Promise<number> {
   const { rows } = await pool.query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1)', [
     posts.map((post) => String(post.trip.imei)),

@@ -66,6 +66,10 @@ export const writePathEnv = {
   // positions). Beyond it a write is answered 503 at once: a request that would only wait out
   // REPLY_TIMEOUT_MS behind a stalled writer costs memory and helps nobody.
   MAX_IN_FLIGHT: positiveInt(10_000),
+  // Admission by queue age: once a write has waited longer than this for its confirmation and none has
+  // been confirmed within it for a second, new writes are answered 503 E-S1/1-08 at once, before the wait
+  // reaches REPLY_TIMEOUT_MS or a client's own timeout. 0 turns it off.
+  MAX_QUEUE_AGE_MS: nonNegativeInt(3000),
   // Rate limits, shared by every gateway through Redis; a rate of 0 turns a limit off. The burst is the
   // most let through at once before the rate applies (rate-limits/write-limits.ts). A device reporting
   // every second sends 60 positions a minute, and one back in coverage uploads its buffer in batches

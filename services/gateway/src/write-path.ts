@@ -16,6 +16,7 @@ export interface WritePathSettings {
   REPLY_TIMEOUT_MS: number;
   PUBLISH_TIMEOUT_MS: number;
   MAX_IN_FLIGHT: number;
+  MAX_QUEUE_AGE_MS: number;
   CACHE_KEY_PREFIX: string;
   RATE_LIMIT_DEVICE_PER_MINUTE: number;
   RATE_LIMIT_DEVICE_BURST: number;
@@ -47,6 +48,7 @@ export function createWritePath(config: WritePathSettings, parts: WritePathParts
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     maxPending: config.MAX_IN_FLIGHT,
     publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+    maxQueueAgeMs: config.MAX_QUEUE_AGE_MS,
     ...parts.observe,
   });
   const limits = createWriteLimits({

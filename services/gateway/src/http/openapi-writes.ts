@@ -250,7 +250,8 @@ export function writeOperations(context: DocContext): Operations {
       503: json(
         ErrorBody,
         'Part of the batch was not confirmed in time, Kafka is unavailable, or the batch would take the commands waiting for a ' +
-          'reply past MAX_IN_FLIGHT (E-S1/1-01, -02, -04, -05, -06); re-sending the batch is safe',
+          'reply past MAX_IN_FLIGHT, or writes wait longer than MAX_QUEUE_AGE_MS (E-S1/1-01, -02, -04, -05, -06, -08); ' +
+          're-sending the batch is safe',
         true,
       ),
     },
@@ -296,7 +297,8 @@ export function writeOperations(context: DocContext): Operations {
         ...writeFailures[503],
         description:
           'Kafka unavailable, no reply in time, the database unavailable, shutting down, or more request bytes being read ' +
-          'than MAX_BUFFERED_BODY_BYTES, or MAX_IN_FLIGHT commands already waiting (E-S1/1-01 to -06); ' +
+          'than MAX_BUFFERED_BODY_BYTES, MAX_IN_FLIGHT commands already waiting, or writes waiting longer than ' +
+          'MAX_QUEUE_AGE_MS (E-S1/1-01 to -06, -08); ' +
           'retry with the Idempotency-Key header of this answer',
         headers: { ...writeFailures[503].headers, 'Idempotency-Key': { $ref: '#/components/headers/Idempotency-Key' } },
       },

@@ -126,7 +126,8 @@ function buildDocument(): object {
     503: json(
       ErrorBody,
       'Kafka unavailable, no reply in time, shutting down, more request bytes being read than MAX_BUFFERED_BODY_BYTES, ' +
-        'or MAX_IN_FLIGHT commands already waiting for a reply (E-S1/1-01, -02, -04, -05, -06); retrying is safe',
+        'MAX_IN_FLIGHT commands already waiting for a reply, or writes waiting longer than MAX_QUEUE_AGE_MS ' +
+        '(E-S1/1-01, -02, -04, -05, -06, -08); retrying is safe',
       true,
     ),
   };

@@ -47,6 +47,16 @@ export interface BatchingPublisherOptions {
   leaderOf?: (command: OutgoingCommand) => number | undefined;
 }
 
+/** A produce sent and not confirmed within sendTimeoutMs: its commands may or may not be stored. */
+export class PublishTimedOut extends Error {
+  override name = 'PublishTimedOut';
+}
+
+/** A batch not sent at all: the lane's last produce is still unanswered. Nothing of it was published. */
+export class LeaderStillBusy extends Error {
+  override name = 'LeaderStillBusy';
+}
+
 /** Groups a batch's messages by topic, in the order they were queued. */
 export function byTopic(batch: readonly OutgoingCommand[]): TopicMessages[] {
   const messages = new Map<string, Message[]>();
@@ -122,7 +132,7 @@ class Lane {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     if (this.unsettled) {
-      this.options.onSent(batch, 0, new Error('the broker has not yet answered the last produce to it'), this.leader);
+      this.options.onSent(batch, 0, new LeaderStillBusy('the broker has not yet answered the last produce to it'), this.leader);
       return;
     }
     const sending = this.options.send(byTopic(batch));
@@ -149,7 +159,7 @@ class Lane {
         void settled.then(() => {
           if (this.unsettled === settled) this.unsettled = undefined;
         });
-        reject(new Error(`Operation timed out after ${sendTimeoutMs}ms`));
+        reject(new PublishTimedOut(`Operation timed out after ${sendTimeoutMs}ms`));
       }, sendTimeoutMs);
     });
     return Promise.race([sending, timedOut]).finally(() => clearTimeout(timer));

@@ -17,11 +17,12 @@ import {
   type Logger,
   type Topics,
 } from '@fleet/shared';
-import { BatchingPublisher } from './batching-publisher';
+import { BatchingPublisher, LeaderStillBusy, PublishTimedOut } from './batching-publisher';
 import { BrokerHealth } from './broker-health';
 import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { ReplyListener } from './reply-listener';
 import { ReplyPartitions } from './reply-partitions';
+import { QueueAgeAdmission } from './queue-age-admission';
 import { ReplyPathProbe } from './reply-path-probe';
 
 export interface CommandBusOptions {
@@ -41,6 +42,11 @@ export interface CommandBusOptions {
   maxPending: number;
   /** How long a produce may take before the broker is considered unavailable. */
   publishTimeoutMs: number;
+  /**
+   * Past this, with a request waiting longer and no prompt reply for a second, new commands are refused
+   * with a retry-safe 503 at once (QueueAgeAdmission); 0 admits every command.
+   */
+  maxQueueAgeMs: number;
   /** Kafka's linger.ms; see BatchingPublisherOptions.lingerMs. */
   lingerMs: number;
   /** Observes each produce: batch size and seconds taken. */
@@ -161,6 +167,7 @@ export class CommandBus {
   private readonly health: BrokerHealth;
   private readonly replies: ReplyListener;
   private readonly probe: ReplyPathProbe;
+  private readonly admission: QueueAgeAdmission;
   private readonly partitions = new ReplyPartitions();
   private readonly layout = new TopicLayout();
   /** Brokers whose last produce failed while on a cluster: replies are not sent their way. */
@@ -183,7 +190,14 @@ export class CommandBus {
     });
     this.admin = kafka.admin();
     const deadline = timeout(options.publishTimeoutMs, TimeoutStrategy.Aggressive);
-    this.pending = new PendingReplies({ replyTimeoutMs: options.replyTimeoutMs, onSettled: options.onReply });
+    this.admission = new QueueAgeAdmission(options.maxQueueAgeMs);
+    this.pending = new PendingReplies({
+      replyTimeoutMs: options.replyTimeoutMs,
+      onSettled: (seconds, outcome) => {
+        if (outcome === 'replied') this.admission.replied(seconds * 1000);
+        options.onReply?.(seconds, outcome);
+      },
+    });
     this.health = new BrokerHealth({
       check: () => deadline.execute(() => this.describeTopics()),
       intervalMs: HEALTH_INTERVAL_MS,
@@ -214,9 +228,12 @@ export class CommandBus {
             refused,
           );
         }
+        const slow = error instanceof PublishTimedOut || error instanceof LeaderStillBusy;
         // On a cluster, one broker down is not Kafka down: only the commands bound for it fail, their
         // reply partitions are avoided, the partitions' leaders are asked for again (the cluster moves
-        // them to the brokers left), and Kafka counts as down only if the check run now fails too.
+        // them to the brokers left), and Kafka counts as down only if the check run now fails too. A
+        // produce that is only slow is no proof either: a busy broker answers late, and the check says
+        // whether it answers at all.
         if (leader !== undefined && this.layout.leaders() > 1) {
           if (!this.failingLeaders.has(leader)) {
             logger.warn(
@@ -227,19 +244,14 @@ export class CommandBus {
           this.failingLeaders.add(leader);
           this.askLeaders();
           this.health.checkSoon();
+        } else if (slow) {
+          this.health.checkSoon();
         } else {
           this.health.markDown(error);
         }
         this.pending.fail(
           batch.map(({ correlationId }) => correlationId),
-          // A produce that failed or timed out may still have reached the broker and been stored.
-          new AppError({
-            kind: 'brokerUnavailable',
-            message: 'The message broker did not confirm the write, so it may or may not have been stored; retrying is safe',
-            detail: 'publishing to Kafka failed or timed out; a retry with the same body (and Idempotency-Key) is stored once',
-            retryAfterSeconds: 1,
-            cause: error,
-          }),
+          this.publishFailure(error),
         );
       },
     });
@@ -257,6 +269,35 @@ export class CommandBus {
       onProbe: (probeId) => this.probe.arrived(probeId),
       onRead: options.onReplyRead,
       logger,
+    });
+  }
+
+  /** What the requests of a batch that was not confirmed are answered: each says whether a retry is safe. */
+  private publishFailure(error: unknown): AppError {
+    if (error instanceof LeaderStillBusy) {
+      return new AppError({
+        kind: 'busy',
+        detail: "Kafka has not yet confirmed this gateway's last write to the same broker, so nothing of this request was sent",
+        retryAfterSeconds: 1,
+        cause: error,
+      });
+    }
+    if (error instanceof PublishTimedOut) {
+      // Sent and not confirmed: it may still be stored, which the writers make safe to retry.
+      return new AppError({
+        kind: 'replyTimeout',
+        detail: `Kafka did not confirm the write within ${this.options.publishTimeoutMs} ms, so it may or may not have been stored; a retry with the same body (and Idempotency-Key) is stored once`,
+        retryAfterSeconds: 1,
+        cause: error,
+      });
+    }
+    // A produce that failed may still have reached the broker and been stored.
+    return new AppError({
+      kind: 'brokerUnavailable',
+      message: 'The message broker did not confirm the write, so it may or may not have been stored; retrying is safe',
+      detail: 'publishing to Kafka failed; a retry with the same body (and Idempotency-Key) is stored once',
+      retryAfterSeconds: 1,
+      cause: error,
     });
   }
 
@@ -376,10 +417,17 @@ export class CommandBus {
   refusal(count = 1): AppError | undefined {
     if (this.stopping) return new AppError({ kind: 'shuttingDown', retryAfterSeconds: 1 });
     if (!this.isReady()) return new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 });
-    if (this.pending.size + count <= this.options.maxPending) return undefined;
+    if (this.pending.size + count > this.options.maxPending) {
+      return new AppError({
+        kind: 'tooManyInFlight',
+        detail: `${count} more would exceed the ${this.options.maxPending} commands this gateway lets wait for a reply (MAX_IN_FLIGHT)`,
+        retryAfterSeconds: 1,
+      });
+    }
+    if (this.admission.admits(this.pending.oldestStartedAt())) return undefined;
     return new AppError({
-      kind: 'tooManyInFlight',
-      detail: `${count} more would exceed the ${this.options.maxPending} commands this gateway lets wait for a reply (MAX_IN_FLIGHT)`,
+      kind: 'busy',
+      detail: `writes wait over ${this.options.maxQueueAgeMs} ms for their confirmation (MAX_QUEUE_AGE_MS); nothing of this request was sent`,
       retryAfterSeconds: 1,
     });
   }

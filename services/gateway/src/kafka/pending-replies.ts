@@ -48,6 +48,12 @@ export class PendingReplies {
     return this.commands;
   }
 
+  /** performance.now() when the oldest request still waiting was added; undefined when none waits. */
+  oldestStartedAt(): number | undefined {
+    for (const entry of this.waiting.values()) return entry.startedAt;
+    return undefined;
+  }
+
   /** True while the request with this correlation id waits here; replies to other gateways' requests are not. */
   has(correlationId: string): boolean {
     return this.waiting.has(correlationId);
