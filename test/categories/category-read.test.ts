@@ -118,7 +118,7 @@ describe('reading a category', () => {
     expect(res.body).toEqual({ code: 'E-N1/1-01', message: 'Product category not found' });
   });
 
-  test('an id that is not a UUID responds 400 with the body of spec section 7.1', async () => {
+  test('an id that is not a UUID responds 400 with the fixed body of validation issues, without a code', async () => {
     const res = await getCategory(stack.url, 'not-a-uuid', TEST_API_KEY);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({

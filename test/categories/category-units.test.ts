@@ -24,7 +24,7 @@ describe('row conversion', () => {
     });
   });
 
-  test('the body holds the fields of spec section 2.1 under data, in order', () => {
+  test("the body holds the category's fields under data, in the interface's order", () => {
     expect(categoryBody({ id: ID, name: 'Frozen', min_temperature: -25.5, max_temperature: null })).toBe(
       `{"data":{"id":"${ID}","name":"Frozen","min_temperature":-25.5,"max_temperature":null}}`,
     );

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { parser as promqlParser } from '@prometheus-io/lezer-promql' with { 'resolution-mode': 'import' };
 import { parse, stringify } from 'yaml';
+import { boundedWait } from './deadline';
 
 // Prometheus's own PromQL grammar. The package ships CommonJS (its "require" export) but declares its
 // types as an ES module, which a CommonJS file may only import as types.
@@ -142,7 +143,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   });
   const url = `http://127.0.0.1:${port}`;
   // It listens before its storage is open, answering 503 until then.
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + boundedWait(30_000).ms;
   while (
     (await fetch(`${url}/-/ready`).then(
       (response) => response.status,

@@ -5,6 +5,7 @@
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { topicsFor } from '@fleet/shared';
 import { closeKafka, createTopic } from '../support/kafka';
+import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';
 import {
   baseEnv,
@@ -96,7 +97,7 @@ describe('four gateways', () => {
     try {
       // Rounds of posts to the four gateways until the fifth has joined and is ready, and three more after.
       let roundsAfter = 0;
-      const giveUp = Date.now() + 60_000;
+      const giveUp = Date.now() + boundedWait(60_000).ms;
       while (roundsAfter < 3 && Date.now() < giveUp) {
         const round = Array.from({ length: 40 }, () => buildTrip());
         trips.push(...round);

@@ -1,5 +1,5 @@
 // The shapes of a product category: the id a client asks for, the row an import brings in, and the
-// object the read answers with (spec section 2.1). Temperatures are plain numbers or null.
+// object the read answers with (the interface fixes its fields and their order). Temperatures are plain numbers or null.
 import { z } from 'zod';
 import { minLength, typeError } from '@fleet/shared';
 

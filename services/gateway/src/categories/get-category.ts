@@ -9,7 +9,7 @@ import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
 import { findCategory } from './category-store';
 
-/** The 400 of spec section 7.1, whose body has no `code`: its fields are exactly the spec's. */
+/** The 400 of a category id that is not a UUID: the interface fixes its body, which has no `code`. */
 export class CategoryIdError extends AppError {
   constructor(private readonly payload: Record<string, unknown>) {
     super({ kind: 'validationFailed', message: String(payload.message) });

@@ -16,7 +16,7 @@ export interface DocContext {
   json(schema: z.ZodType, description: string, retry?: boolean): ResponseConfig;
   errorBody: z.ZodType;
   validationError: z.ZodType;
-  /** Spec 2.4's answer to a create. */
+  /** The answer to a create: the id of the stored record. */
   creationResult: z.ZodType;
   requestIdParameter: z.ZodObject;
   /** The answers every write route shares (400, 401, 403, 413, 415, 429, 503). */

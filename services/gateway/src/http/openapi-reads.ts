@@ -11,7 +11,7 @@ const temperature = z.number().nullable().openapi({ description: 'null when the 
 
 const productCategory = z
   .strictObject({ id: z.uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
-  .openapi({ description: 'Spec 2.1' });
+  .openapi({ description: 'A product category: its id, its name and the temperatures it must be kept between' });
 
 const categoryIdError = z
   .strictObject({
@@ -33,7 +33,7 @@ const categoryIdError = z
     }),
     message: z.string(),
   })
-  .openapi({ description: 'Spec 7.1: the id is not a UUID' });
+  .openapi({ description: 'The id is not a UUID: the validation issues, without the code every other error carries' });
 
 const utcTime = z.iso.datetime({ precision: 3 });
 const optionalReading = <T extends z.ZodType>(schema: T) =>

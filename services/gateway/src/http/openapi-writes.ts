@@ -74,7 +74,7 @@ const tripLocationWire = tripLocationRequestSchema
     gpsTime,
   })
   .openapi({
-    description: `A position report (spec 2.2); JSON or form-urlencoded, unknown fields are ignored (a form may hold at most ${FORM_FIELDS_MAX} fields)`,
+    description: `A position report; JSON or form-urlencoded, unknown fields are ignored (a form may hold at most ${FORM_FIELDS_MAX} fields)`,
   });
 
 /**

@@ -33,7 +33,7 @@ const creationResult = z
     message: z.string(),
     data: z.strictObject({ id: z.number().int(), information: z.string() }),
   })
-  .openapi({ description: 'Spec 2.4: the stored record (a retry of the same record answers with the same id)' });
+  .openapi({ description: 'The stored record (a retry of the same record answers with the same id)' });
 
 const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
 const retryAfterHeader = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
