@@ -31,6 +31,7 @@ import { createBodyBudget } from './http/body-budget';
 import { answerClientError } from './http/client-errors';
 import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
+import { findMissedPositions } from './positions/position-store';
 import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
 import type { CommandBus } from './kafka/command-bus';
 import { PositionFeed } from './streams/position-feed';
@@ -273,7 +274,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(pool) },
     streams: {
       feed,
-      pool,
+      findMissed: (request) => findMissedPositions(pool, request),
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,

@@ -7,14 +7,12 @@
 // reconnects: per partition, an event is sent only when its id is past the last one sent there.
 // A comment every 15 s keeps proxies from closing an idle stream; a client that reads too slowly is
 // cut off once BUFFER_LIMIT bytes wait for it, rather than let the gateway's memory grow.
-import type { Pool } from 'pg';
 import { AppError, type PositionEvent } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
 import type { GatewayMetrics } from '../metrics';
 import { invalidParameter, parseImei } from '../positions/position-query';
-import { POSITION_COLUMNS, toPosition, type PositionRow } from '../positions/position-store';
-import { timestampsAsText } from '../positions/stored-time';
+import { REPLAY_LIMIT, type ReplayRequest } from '../positions/position-store';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
@@ -23,41 +21,13 @@ export const MAX_STREAM_DEVICES = 1000;
 const KEEP_ALIVE_MS = 15_000;
 /** Bytes waiting for a slow client before its stream is cut. */
 const BUFFER_LIMIT = 1024 * 1024;
-const REPLAY_LIMIT = 10_000;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
 export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
-const column = (table: string) =>
-  POSITION_COLUMNS.split(', ')
-    .map((name) => `${table}.${name}`)
-    .join(', ');
-
-/**
- * What a reconnecting stream missed: each device's rows committed after the last id sent on its
- * partition and received after $3 (since the stream began, within REPLAY_WINDOW_MS), in the order they
- * were committed within a partition (row ids). Fixes of the last day before $3 are read from the days'
- * partitions, which the bound on gps_time prunes to; older ones, a late upload's, from late_positions,
- * where the trip-writer notes every fix stored more than a day after its time.
- */
-const REPLAY = `
-  SELECT * FROM (
-    SELECT t.id, ${column('t')}
-    FROM trip_locations t
-    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
-    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day'
-    UNION ALL
-    SELECT t.id, ${column('t')}
-    FROM late_positions l
-    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON l.imei = c.imei AND l.id > c.after
-    JOIN trip_locations t ON t.id = l.id AND t.gps_time = l.gps_time
-    WHERE l.received_at > $3 AND l.gps_time <= $3::timestamptz - interval '1 day'
-  ) missed
-  ORDER BY id
-  LIMIT ${REPLAY_LIMIT}`;
-
 export interface StreamRoutesDeps extends ScopeDeps {
   feed: PositionFeed;
-  pool: Pool;
+  /** The positions a reconnecting stream missed, at most REPLAY_LIMIT. */
+  findMissed: (request: ReplayRequest) => Promise<PositionEvent[]>;
   deviceClaim: string | undefined;
   maxStreams: number;
   metrics: GatewayMetrics;
@@ -148,10 +118,9 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
     let missed: PositionEvent[];
     try {
       const partitions = imeis.map((imei) => deps.feed.partitionOf(imei));
-      const receivedAfter = new Date(Math.max(resumed.since, Date.now() - REPLAY_WINDOW_MS)).toISOString();
+      const receivedAfter = new Date(Math.max(resumed.since, Date.now() - REPLAY_WINDOW_MS));
       const afters = partitions.map((partition) => sentUpTo(resumed, partition));
-      const result = await deps.pool.query<PositionRow>({ text: REPLAY, values: [imeis, afters, receivedAfter], types: timestampsAsText });
-      missed = result.rows.map(toPosition);
+      missed = await deps.findMissed({ imeis, afters, receivedAfter });
     } catch {
       // The replay could not be read: the client reconnects with the same Last-Event-ID and tries again.
       end('failed');

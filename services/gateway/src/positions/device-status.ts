@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { AppError } from '@fleet/shared';
 import { fromDatabase } from '../database-read';
 import { invalidParameter, parseImei, parseLimit, single } from './position-query';
-import { POSITION_COLUMNS, toPosition, type Position, type PositionRow } from './position-store';
+import { positionColumnsOf, toPosition, type Position, type PositionRow } from './position-store';
 import { isoMillis, timestampsAsText } from './stored-time';
 
 export type DeviceState = 'online' | 'offline';
@@ -30,9 +30,7 @@ export interface DeviceStatusPage {
 type StatusRow = Partial<PositionRow> & { device_imei: string; registered: boolean; name: string | null; last_seen_at?: string | null };
 
 // The position's columns are qualified: the registry has an imei of its own.
-const LAST_COLUMNS = POSITION_COLUMNS.split(', ')
-  .map((column) => `l.${column}`)
-  .join(', ');
+const LAST_COLUMNS = positionColumnsOf('l');
 
 const STATUS_OF_ONE = `
   SELECT k.imei AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, l.last_seen_at, ${LAST_COLUMNS}

@@ -36,6 +36,57 @@ export interface PositionRow {
 export const POSITION_COLUMNS =
   'imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, attributes, received_at';
 
+/** The position's columns, each qualified by the table alias given: for statements that join. */
+export function positionColumnsOf(table: string): string {
+  return POSITION_COLUMNS.split(', ')
+    .map((name) => `${table}.${name}`)
+    .join(', ');
+}
+
+/** The most rows a reconnecting stream is sent in one connection. */
+export const REPLAY_LIMIT = 10_000;
+
+/**
+ * What a reconnecting stream missed: each device's rows committed after the last id sent on its
+ * partition and received after $3, in the order they were committed within a partition (row ids).
+ * Fixes of the last day before $3 are read from the days' partitions, which the bound on gps_time
+ * prunes to; older ones, a late upload's, from late_positions, where the trip-writer notes every fix
+ * stored more than a day after its time.
+ */
+const REPLAY = `
+  SELECT * FROM (
+    SELECT t.id, ${positionColumnsOf('t')}
+    FROM trip_locations t
+    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
+    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day'
+    UNION ALL
+    SELECT t.id, ${positionColumnsOf('t')}
+    FROM late_positions l
+    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON l.imei = c.imei AND l.id > c.after
+    JOIN trip_locations t ON t.id = l.id AND t.gps_time = l.gps_time
+    WHERE l.received_at > $3 AND l.gps_time <= $3::timestamptz - interval '1 day'
+  ) missed
+  ORDER BY id
+  LIMIT ${REPLAY_LIMIT}`;
+
+/** What a reconnecting stream asks for: per device, the last row id it was sent, and since when. */
+export interface ReplayRequest {
+  imeis: readonly string[];
+  /** For each device of `imeis`, in order: the last row id sent on its partition. */
+  afters: readonly number[];
+  receivedAfter: Date;
+}
+
+/** The positions a stream missed (see REPLAY), at most REPLAY_LIMIT, in row-id order. */
+export async function findMissedPositions(pool: Pool, { imeis, afters, receivedAfter }: ReplayRequest): Promise<Position[]> {
+  const result = await pool.query<PositionRow>({
+    text: REPLAY,
+    values: [imeis, afters, receivedAfter.toISOString()],
+    types: timestampsAsText,
+  });
+  return result.rows.map(toPosition);
+}
+
 const LAST_LOCATION = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = $1`;
 const LAST_LOCATIONS = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = ANY($1::text[])`;
 
