@@ -19,7 +19,7 @@ const CONNECTION_TIMEOUT_MS = 3000;
  * partitions' new leaders: on a cluster whose controller fences a silent broker within 4 s, 5 s lets
  * writes move to the new leaders soon after. Fetches and group joins wait longer by their own terms.
  */
-const KAFKA_REQUEST_TIMEOUT_MS = 5000;
+export const KAFKA_REQUEST_TIMEOUT_MS = 5000;
 
 /**
  * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a

@@ -8,6 +8,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import {
   AppError,
   headers,
+  KAFKA_REQUEST_TIMEOUT_MS,
   PRODUCE_BYTES,
   producerConfig,
   RenewingProducer,
@@ -173,6 +174,8 @@ export class CommandBus {
   /** Brokers whose last produce failed while on a cluster: replies are not sent their way. */
   private readonly failingLeaders = new Set<number>();
   private leadersAskedAt = 0;
+  /** performance.now() of the last produce the broker confirmed. */
+  private lastPublishedAt = Number.NEGATIVE_INFINITY;
   /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
   private readonly tag = randomBytes(4).toString('hex');
   private assignedOnce: (confirming: Promise<void>) => void = () => undefined;
@@ -190,6 +193,19 @@ export class CommandBus {
     });
     this.admin = kafka.admin();
     const deadline = timeout(options.publishTimeoutMs, TimeoutStrategy.Aggressive);
+    // On a cluster the check may first ask a frozen node, which holds it for a whole request timeout
+    // before the client asks another; and while produces to the other nodes succeed, one silent node of
+    // several is not Kafka down, whatever the check meets.
+    const clusterWindowMs = KAFKA_REQUEST_TIMEOUT_MS + options.publishTimeoutMs;
+    const clusterDeadline = timeout(clusterWindowMs, TimeoutStrategy.Aggressive);
+    const check = async () => {
+      if (this.layout.leaders() <= 1) return await deadline.execute(() => this.describeTopics());
+      try {
+        await clusterDeadline.execute(() => this.describeTopics());
+      } catch (error) {
+        if (performance.now() - this.lastPublishedAt > clusterWindowMs) throw error;
+      }
+    };
     this.admission = new QueueAgeAdmission(options.maxQueueAgeMs);
     this.pending = new PendingReplies({
       replyTimeoutMs: options.replyTimeoutMs,
@@ -199,7 +215,7 @@ export class CommandBus {
       },
     });
     this.health = new BrokerHealth({
-      check: () => deadline.execute(() => this.describeTopics()),
+      check,
       intervalMs: HEALTH_INTERVAL_MS,
       logger,
     });
@@ -215,6 +231,7 @@ export class CommandBus {
       onSent: (batch, seconds, error, leader) => {
         options.onPublish?.(batch.length, seconds, error === undefined);
         if (error === undefined) {
+          this.lastPublishedAt = performance.now();
           if (leader !== undefined) this.failingLeaders.delete(leader);
           return this.health.markUp();
         }
