@@ -286,3 +286,29 @@ test('the active KRaft controller is SIGKILLed and started again 20 s later: ano
   expect(run.gapMs).toBeLessThanOrEqual(MAX_GAP_MS);
   await expectWholeAgain();
 }, 600_000);
+
+/** How soon after both nodes of two lost answer again writes must be confirmed. */
+const MAX_RETURN_MS = 10_000;
+
+test('two nodes of three SIGKILLed under load, then started again: writes below min.insync are refused with a JSON 503 and nothing is lost; writes return within 10 s of both answering', async () => {
+  const [first, second] = cluster.nodes;
+  let answeringAt = 0;
+  const run = await underLoad(async () => {
+    first!.signal('SIGKILL');
+    second!.signal('SIGKILL');
+    await sleep(FAULT_MS / 2);
+    await cluster.up();
+    answeringAt = Date.now();
+  });
+  const confirmedAfter = run.posts
+    .flatMap((post) => post.attempts)
+    .filter((attempt) => attempt.status === 200 && attempt.answeredAt >= answeringAt)
+    .map((attempt) => attempt.answeredAt);
+  const backAfterMs = Math.min(...confirmedAfter) - answeringAt;
+  const figures = await audit('Kafka nodes 1 and 2 of 3 SIGKILLed, started again 10 s later', run.posts);
+  printFigures('u', figures, { backAfterMs, okBySecond: okBySecond(run) }, `${(backAfterMs / 1000).toFixed(1)} from both nodes answering`);
+
+  expectPromiseKept(figures);
+  expect(backAfterMs).toBeLessThanOrEqual(MAX_RETURN_MS);
+  await expectWholeAgain();
+}, 600_000);
