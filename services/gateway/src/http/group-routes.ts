@@ -1,7 +1,7 @@
 // Vehicle groups read back: GET /fleet/api/v1/vehicle-group/{id} and GET /fleet/api/v1/vehicle-groups,
 // with a token (scope groups:read when JWT_REQUIRED_SCOPES=true).
 import type { TokenVerifier } from '../auth/token-verifier';
-import { single } from '../positions/position-query';
+import { single } from '../query-parameters';
 import type { GroupReader } from '../vehicle-groups/read-vehicle-groups';
 import { queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';

@@ -2,7 +2,8 @@
 // and a time range), its status and the devices by status, vehicle groups read back, and the live stream.
 import { IMEI_MAX_LENGTH, errorCodes, imeiSchema } from '@fleet/shared';
 import { categoryParamsSchema } from '../categories/category.schema';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE_DAYS } from '../positions/position-query';
+import { MAX_RANGE_DAYS } from '../positions/position-query';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../query-parameters';
 import type { DocContext, Operations } from './openapi-context';
 import { z } from './openapi-zod';
 import { MAX_STREAM_DEVICES } from './stream-routes';

@@ -6,7 +6,7 @@ import type { ErrorRequestHandler } from 'express';
 import { deviceOf, requireOwnDeviceRead } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
-import { invalidParameter } from '../positions/position-query';
+import { invalidParameter } from '../query-parameters';
 import type { DeviceStatusReader } from '../positions/device-status';
 import type { PositionReader } from '../positions/read-positions';
 import { queryOf, type Answer, type RouteHandler, type RouteHandlers } from './route-handler';

@@ -11,7 +11,7 @@ import { AppError, type PositionEvent } from '@fleet/shared';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
 import type { GatewayMetrics } from '../metrics';
-import { invalidParameter, parseImei } from '../positions/position-query';
+import { invalidParameter, parseImei } from '../query-parameters';
 import { REPLAY_LIMIT, type ReplayRequest } from '../positions/position-store';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';

@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 import { AppError } from '@fleet/shared';
 import { fromDatabase } from '../database-read';
-import { invalidParameter, parseImei, parseLimit, single } from './position-query';
+import { invalidParameter, parseImei, parseLimit, single } from '../query-parameters';
 import { positionColumnsOf, toPosition, type Position, type PositionRow } from './position-store';
 import { isoMillis, timestampsAsText } from './stored-time';
 

@@ -1,10 +1,9 @@
-// The parameters of the position reads, checked before any query runs: the device id, the time range,
-// the page size and the keyset cursor. Every refusal is a 400 whose detail starts with the parameter's
-// name. Pure: the clock is passed in.
-import { AppError, imeiSchema, parseIsoTime } from '@fleet/shared';
+// The parameters of the position history read, checked before any query runs: the time range, the page
+// size and the keyset cursor (the device id and page size are read by query-parameters.ts). Every refusal
+// is a 400 whose detail starts with the parameter's name. Pure: the clock is passed in.
+import { parseIsoTime } from '@fleet/shared';
+import { invalidParameter, parseLimit, single } from '../query-parameters';
 
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_RANGE_MS = 24 * 60 * 60 * 1000;
 export const MAX_RANGE_DAYS = 31;
 const MAX_RANGE_MS = MAX_RANGE_DAYS * DEFAULT_RANGE_MS;
@@ -13,24 +12,6 @@ const MAX_CURSOR_LENGTH = 256;
 /** 9999-12-31T23:59:59.999Z, the last instant an ISO-8601 time of four-digit years names. */
 const MAX_TIME_MS = 253_402_300_799_999;
 
-export function invalidParameter(parameter: string, problem: string): AppError {
-  return new AppError({ kind: 'parameterInvalid', detail: `${parameter}: ${problem}` });
-}
-
-export function parseImei(raw: unknown): string {
-  const parsed = imeiSchema.safeParse(raw);
-  if (!parsed.success) throw invalidParameter('imei', parsed.error.issues[0]!.message);
-  return parsed.data;
-}
-
-/** One value of a query parameter: a repeated parameter is refused rather than one of its values picked. */
-export function single(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw invalidParameter(name, 'must be given once');
-  return value;
-}
-
 function parseTime(name: string, text: string | undefined): Date | undefined {
   if (text === undefined) return undefined;
   const time = parseIsoTime(text);
@@ -38,14 +19,6 @@ function parseTime(name: string, text: string | undefined): Date | undefined {
   // A + left unencoded in a query string arrives as a space.
   const hint = text.includes(' ') ? ' (send a + in a query string as %2B)' : '';
   throw invalidParameter(name, `must be an ISO-8601 time with an offset or Z, e.g. 2026-11-22T08:30:00Z${hint}`);
-}
-
-/** A page size: 1 to MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE when absent. */
-export function parseLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_PAGE_SIZE;
-  const limit = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  return limit;
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { Pool } from 'pg';
 import { AppError, coalesce } from '@fleet/shared';
 import { fromDatabase } from '../database-read';
-import { encodeCursor, microsToIso, parseHistoryQuery, parseImei } from './position-query';
+import { parseImei } from '../query-parameters';
+import { encodeCursor, microsToIso, parseHistoryQuery } from './position-query';
 import { findHistoryPage, findLastLocations, type Position } from './position-store';
 import { epochMicros } from './stored-time';
 

@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import { AppError } from '@fleet/shared';
 import { fromDatabase } from '../database-read';
-import { invalidParameter, parseLimit } from '../positions/position-query';
+import { invalidParameter, parseLimit } from '../query-parameters';
 
 export interface VehicleGroup {
   id: number;
