@@ -1,6 +1,6 @@
 import type { TopicMessages } from 'kafkajs';
 import { messageBytes, PRODUCE_BYTES } from '@fleet/shared';
-import { BatchingPublisher, byTopic, type OutgoingCommand } from './batching-publisher';
+import { BatchingPublisher, byTopic, LeaderStillBusy, PublishTimedOut, type OutgoingCommand } from './batching-publisher';
 
 const command = (topic: string, correlationId: string): OutgoingCommand => ({ topic, correlationId, message: { value: correlationId } });
 
@@ -45,6 +45,38 @@ describe('BatchingPublisher', () => {
 
     expect(sends).toHaveLength(1);
     expect(outcomes).toEqual([{ ids: ['1', '2', '3'], failed: false }]);
+  });
+
+  it('a produce past sendTimeoutMs fails its commands as timed out (sent, maybe stored); what comes before it settles fails unsent', async () => {
+    let release!: () => void;
+    const errors: unknown[] = [];
+    const sends: TopicMessages[][] = [];
+    const publisher = new BatchingPublisher({
+      send: (topicMessages) => {
+        sends.push(topicMessages);
+        return sends.length === 1 ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+      },
+      sendTimeoutMs: 100,
+      maxBatchSize: 100,
+      maxBatchBytes: PRODUCE_BYTES,
+      lingerMs: 0,
+      onSent: (_batch, _seconds, error) => errors.push(error),
+    });
+    publisher.publish(command('t', '1'));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(errors[0]).toBeInstanceOf(PublishTimedOut);
+
+    publisher.publish(command('t', '2'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(errors[1]).toBeInstanceOf(LeaderStillBusy);
+    expect(sends).toHaveLength(1);
+
+    release();
+    await jest.advanceTimersByTimeAsync(0);
+    publisher.publish(command('t', '3'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(errors[2]).toBeUndefined();
+    expect(sends).toHaveLength(2);
   });
 
   it('with a linger, waits for it before the first produce and gathers what arrives meanwhile', async () => {
