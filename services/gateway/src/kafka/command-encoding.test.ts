@@ -1,4 +1,4 @@
-import { encodeList, MAX_COMMAND_BYTES } from './command-bus';
+import { encodeList, MAX_COMMAND_BYTES } from './command-encoding';
 
 const position = (bytes: number) => ({ imei: '359632104565789', blob: 'x'.repeat(bytes) });
 
