@@ -9,7 +9,7 @@ import { Client, escapeIdentifier, Pool } from 'pg';
 import { createLogger, dropDatabase, headers as kafkaHeaders, migrate, writerConfig } from '@fleet/shared';
 import { gatewayConfig } from '@fleet/gateway';
 import { PROBE_HEADER } from '../../services/gateway/src/kafka/reply-listener';
-import { baseEnv, buildGroup, buildTrip, db, signToken, testServers, uniquePrefix } from '../support/harness';
+import { baseEnv, buildGroup, buildTrip, db, signToken, storedTripCount, testServers, uniquePrefix } from '../support/harness';
 import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';
 import { messagesIn, provisionTopics, readTopic } from '../support/kafka';
@@ -538,10 +538,10 @@ export function postsSent(posts: Post[]): Post[] {
 }
 
 export async function storedCount(posts: Post[], pool: Pool = db()): Promise<number> {
-  const { rows } = await pool.query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1)', [
+  return await storedTripCount(
     posts.map((post) => String(post.trip.imei)),
-  ]);
-  return Number(rows[0]!.count);
+    pool,
+  );
 }
 
 type TripRow = Record<string, unknown> & { id: string; imei: string; gps_time: Date };

@@ -3,7 +3,17 @@
 // answered 503 E-S1/1-06 at once, with Retry-After, and publishes nothing, instead of joining a queue
 // that would only time out. Once a writer answers, the gateway takes writes again.
 import { eventually } from '../support/eventually';
-import { buildGroup, buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+import {
+  buildGroup,
+  buildTrip,
+  closeDb,
+  postJson,
+  signToken,
+  storedTripCount,
+  startStack,
+  startWriter,
+  type Stack,
+} from '../support/harness';
 import { topicsFor } from '@fleet/shared';
 import { closeKafka, commandsPublished, messagesIn, readTopic } from '../support/kafka';
 
@@ -33,11 +43,6 @@ async function pendingReplies(): Promise<number> {
   const text = await (await fetch(`${stack.url}/metrics`)).text();
   const line = text.split('\n').find((entry) => /^fleet_kafka_pending_replies[ {]/.test(entry));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
-}
-
-async function stored(imeis: string[]): Promise<number> {
-  const result = await db().query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1::text[])', [imeis]);
-  return Number(result.rows[0]!.count);
 }
 
 function expectFull(response: { status: number; body: any; headers: Headers }): void {
@@ -87,9 +92,9 @@ test('past MAX_IN_FLIGHT commands waiting, every write route answers 503 E-S1/1-
   expect(batch.body.data).toMatchObject({ accepted: MAX_IN_FLIGHT, rejected: 0 });
 
   const imeis = (trips: Record<string, unknown>[]) => trips.map((trip) => trip.imei as string);
-  expect(await stored(imeis(waiting))).toBe(waiting.length);
-  expect(await stored(imeis(fits))).toBe(fits.length);
-  expect(await stored([...imeis(refused), ...imeis(tooLarge)])).toBe(0);
+  expect(await storedTripCount(imeis(waiting))).toBe(waiting.length);
+  expect(await storedTripCount(imeis(fits))).toBe(fits.length);
+  expect(await storedTripCount([...imeis(refused), ...imeis(tooLarge)])).toBe(0);
   // Counted in commands, not messages: a batch's positions bound for one partition share a message.
   const topics = topicsFor(stack.prefix);
   const published = await readTopic(topics.tripLocations, await messagesIn(topics.tripLocations));

@@ -4,7 +4,7 @@
 // already sent still get their outcome, and the gateway takes writes again once confirmations come.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../support/eventually';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, storedTripCount, startStack, startWriter, type Stack } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';
@@ -26,11 +26,6 @@ afterAll(async () => {
   await closeKafka();
   await closeDb();
 });
-
-async function stored(imeis: string[]): Promise<number> {
-  const result = await db().query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1::text[])', [imeis]);
-  return Number(result.rows[0]!.count);
-}
 
 test('a write waiting past MAX_QUEUE_AGE_MS sheds new writes with 503 E-S1/1-08, nothing of them sent; the waiting write gets its outcome and the gateway takes writes again', async () => {
   // No writer yet: the first write is sent and waits.
@@ -69,6 +64,6 @@ test('a write waiting past MAX_QUEUE_AGE_MS sheds new writes with 503 E-S1/1-08,
   const again = await postJson(`${stack.url}${TRIP}`, buildTrip(), auth);
   expect(again.status).toBe(200);
 
-  expect(await stored([first.imei as string])).toBe(1);
-  expect(await stored(shed.map(([imei]) => imei))).toBe(0);
+  expect(await storedTripCount([first.imei as string])).toBe(1);
+  expect(await storedTripCount(shed.map(([imei]) => imei))).toBe(0);
 }, 120_000);

@@ -180,6 +180,12 @@ export function db(): Pool {
   return pool;
 }
 
+/** How many trip locations are stored for these devices. */
+export async function storedTripCount(imeis: readonly string[], pool: Pool = db()): Promise<number> {
+  const { rows } = await pool.query<{ count: string }>('SELECT count(*) FROM trip_locations WHERE imei = ANY($1::text[])', [imeis]);
+  return Number(rows[0]!.count);
+}
+
 export async function closeDb(): Promise<void> {
   await pool?.end();
   pool = undefined;
