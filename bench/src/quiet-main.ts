@@ -13,7 +13,7 @@ import { loadConfig, positiveInt } from '@fleet/shared';
 import { withSection } from './docs-section';
 import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
-import { freePort, repoRoot } from './run-bench';
+import { freePort, repoRoot, waitReady } from './run-bench';
 
 const quietEnv = z.object({
   BENCH_QUIET_SECONDS: positiveInt(20),
@@ -65,16 +65,7 @@ async function main(): Promise<void> {
     });
   try {
     const gatewayUrl = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 120_000;
-    while (
-      !(await fetch(`${gatewayUrl}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    ) {
-      if (Date.now() > deadline || launcher.exitCode !== null) throw new Error('the stack did not become ready');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    await waitReady(gatewayUrl, launcher, 120_000);
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('quiet-fleet')

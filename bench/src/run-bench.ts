@@ -190,8 +190,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 90_000;
+export async function waitReady(url: string, child: ChildProcess, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the stack exited with ${child.exitCode}`);
     const ok = await fetch(`${url}/readyz`).then(
@@ -201,7 +201,7 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  throw new Error('the stack did not become ready within 90 s');
+  throw new Error(`the stack did not become ready within ${timeoutMs / 1000} s`);
 }
 
 /** The services the launcher started, by name, for reading their CPU and peak memory. */
