@@ -10,12 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigResourceTypes } from 'kafkajs';
 import { clusterReplicationFactor, createKafka, createLogger, ensureTopics, topicsFor } from '@fleet/shared';
-import { assertPortBindable, freePort, JAVA_TOOLS_HINT, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { freePort, freePortRun, isAlive, JAVA_TOOLS_HINT, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { keepClusterRunning, keepLocalKafkaRunning } from '../../deploy/local/src/broker-watchdog';
 import { localKafkaCluster, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
 import { eventually } from '../support/eventually';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 
 const root = path.resolve(__dirname, '..', '..');
+const silent = createLogger('tests', 'silent');
 
 test('kafka:up without Java and Maven on the PATH prints one line naming what to install and exits 1', () => {
   const emptyPath = mkdtempSync(path.join(os.tmpdir(), 'fleet-no-java-'));
@@ -88,26 +90,59 @@ describe('a port the development broker cannot have', () => {
   });
 });
 
+describe("the launcher's watchdog over its single broker", () => {
+  let dataDir: string;
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('a broker JVM killed with SIGKILL is started again on its port and data, and what it stored is still read', async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-kafka-watchdog-'));
+    const kafka = await startLocalKafka({ dataDir, port: await freePort(), tiedToThisProcess: true });
+    const watched = keepLocalKafkaRunning(kafka, silent, 500);
+    const client = createKafka({ brokers: kafka.brokers, clientId: 'fleet-tests', logger: silent });
+    const topic = 'watchdog-test';
+    try {
+      const admin = client.admin();
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] });
+      await admin.disconnect();
+      const producer = client.producer();
+      await producer.connect();
+      await producer.send({ topic, messages: [{ value: 'before the kill' }] });
+      await producer.disconnect();
+
+      kafka.signal('SIGKILL');
+      await eventuallyDead(kafka.pid);
+      const restarted = await eventually(() => (watched.current().pid !== kafka.pid ? watched.current() : undefined), 120_000, {
+        what: 'the watchdog to start the broker again',
+      });
+      expect({ alive: isAlive(restarted.pid), brokers: restarted.brokers }).toEqual({ alive: true, brokers: kafka.brokers });
+
+      const afterRestart = client.producer();
+      await afterRestart.connect();
+      await afterRestart.send({ topic, messages: [{ value: 'after the kill' }] });
+      await afterRestart.disconnect();
+      const consumer = client.consumer({ groupId: 'watchdog-test' });
+      const values: string[] = [];
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({ eachMessage: async ({ message }) => void values.push(String(message.value)) });
+      await eventually(() => values.length >= 2 || undefined, 60_000, { what: 'both messages read back' });
+      await consumer.disconnect();
+      expect(values).toEqual(['before the kill', 'after the kill']);
+    } finally {
+      await watched.stop();
+    }
+  }, 300_000);
+});
+
 describe('a replicated cluster of three nodes (KAFKA_BROKER_COUNT=3)', () => {
   let dataDir: string;
   let cluster: LocalKafkaCluster;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-kafka-cluster-'));
-    let base = 0;
-    // Six consecutive free ports: the three brokers, then their controllers.
-    for (let tries = 0; tries < 50 && base === 0; tries += 1) {
-      const candidate = 20_000 + Math.floor(Math.random() * 30_000);
-      const free = await Promise.all(
-        Array.from({ length: 6 }, (_, offset) =>
-          assertPortBindable(candidate + offset).then(
-            () => true,
-            () => false,
-          ),
-        ),
-      );
-      if (free.every(Boolean)) base = candidate;
-    }
+    // Six consecutive free ports below the ephemeral range: the three brokers, then their controllers.
+    const base = await freePortRun(6);
     cluster = localKafkaCluster({ dataDir, port: base, tiedToThisProcess: true });
   });
   afterAll(async () => {
@@ -176,6 +211,42 @@ describe('a replicated cluster of three nodes (KAFKA_BROKER_COUNT=3)', () => {
     expect(after[2]).toBe(before[2]);
     expect(after[1]).not.toBe(before[1]);
   }, 180_000);
+
+  test("the launcher's watchdog starts a killed node again by itself, and the node rejoins with its replicas", async () => {
+    const watched = keepClusterRunning(cluster, silent, 500);
+    const killed = cluster.nodes[2]!.pid()!;
+    try {
+      cluster.nodes[2]!.signal('SIGKILL');
+      await eventuallyDead(killed);
+      const restarted = await eventually(
+        () => {
+          const pid = cluster.nodes[2]!.pid();
+          return pid !== undefined && pid !== killed && isAlive(pid) ? pid : undefined;
+        },
+        120_000,
+        { what: 'the watchdog to start node 3 again' },
+      );
+      expect(restarted).not.toBe(killed);
+      const admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: silent }).admin();
+      await admin.connect();
+      try {
+        const topic = topicsFor('cluster-test').tripLocations;
+        // The node kept its data: it catches up and is back in every partition's in-sync replicas.
+        await eventually(
+          async () => {
+            const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+            return metadata.topics[0]!.partitions.every((partition) => partition.isr.includes(3)) || undefined;
+          },
+          60_000,
+          { what: 'node 3 back in sync on every partition' },
+        );
+      } finally {
+        await admin.disconnect();
+      }
+    } finally {
+      await watched.stop();
+    }
+  }, 240_000);
 });
 
 async function eventuallyDead(pid: number): Promise<void> {

@@ -2,6 +2,8 @@
 // running: a broker node that dies (killed, out of memory) is started again on its data directory, with
 // a growing pause between attempts that fail, until the stack stops.
 import type { Logger } from '@fleet/shared';
+import { isAlive, startLocalKafka, type LocalKafka } from './apache-kafka';
+import type { LocalKafkaCluster } from './kafka-cluster';
 
 export interface BrokerWatchdogOptions {
   /** Names the broker nodes that are not running now; empty while all are. */
@@ -54,6 +56,54 @@ export function watchBroker(options: BrokerWatchdogOptions): BrokerWatchdog {
     stop() {
       stopped = true;
       clearTimeout(timer);
+    },
+  };
+}
+
+/** The running broker and its watchdog: stop() ends both, whichever JVM runs by then. */
+export interface WatchedKafka {
+  current(): LocalKafka;
+  stop(): Promise<void>;
+}
+
+/** Starts the launcher's single broker again on its data and port whenever its JVM is gone. */
+export function keepLocalKafkaRunning(kafka: LocalKafka, logger: Logger, intervalMs?: number): WatchedKafka {
+  let running = kafka;
+  const watchdog = watchBroker({
+    deadNodes: () => (isAlive(running.pid) ? [] : [`broker (pid ${running.pid})`]),
+    restart: async () => {
+      running = await startLocalKafka(running.options);
+    },
+    logger,
+    intervalMs,
+  });
+  return {
+    current: () => running,
+    stop() {
+      watchdog.stop();
+      return running.stop();
+    },
+  };
+}
+
+/** Starts whichever of the launcher's cluster nodes is gone again, on its data. */
+export function keepClusterRunning(cluster: LocalKafkaCluster, logger: Logger, intervalMs?: number): { stop(): Promise<void> } {
+  const watchdog = watchBroker({
+    deadNodes: () =>
+      cluster.nodes
+        .filter((node) => {
+          const pid = node.pid();
+          return pid === undefined || !isAlive(pid);
+        })
+        .map((node) => `node ${node.nodeId}`),
+    restart: () => cluster.up(),
+    logger,
+    intervalMs,
+  });
+  return {
+    stop() {
+      watchdog.stop();
+      return cluster.down();
     },
   };
 }

@@ -152,7 +152,10 @@ export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
     writeFileSync(pidFile(nodeId), `${pid}\n`);
   }
 
-  /** Resolves once every node has stayed a registered broker for STEADY_CHECKS checks in a row (2 s); rejects after READY_TIMEOUT_MS. */
+  /**
+   * Resolves once every node has stayed a registered broker for STEADY_CHECKS checks in a row (2 s); rejects
+   * after READY_TIMEOUT_MS, or at once when a node is no longer running.
+   */
   async function allAnswer(): Promise<void> {
     const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
     const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -168,6 +171,13 @@ export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
           steady = 0;
           await admin.disconnect().catch(() => undefined);
         }
+        // A node that died (a port taken, the cluster stopped meanwhile) will not answer: say so now.
+        const gone = nodeIds.find((nodeId) => {
+          const pid = readPid(pidFile(nodeId));
+          return pid === undefined || !isAlive(pid);
+        });
+        if (gone !== undefined)
+          throw new Error(`Kafka node ${gone} is not running; its log: ${path.join(options.dataDir, `node-${gone}`, 'broker.log')}`);
         if (Date.now() > deadline)
           throw new Error(`the ${CLUSTER_NODES} Kafka nodes did not all answer within ${READY_TIMEOUT_MS / 1000} s`);
         await sleep(250);

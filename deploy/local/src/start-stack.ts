@@ -26,8 +26,8 @@ import {
   topicPrefix,
 } from '@fleet/shared';
 import { z } from 'zod';
-import { assertPortBindable, defaultDataDir, isAlive, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
-import { watchBroker } from './broker-watchdog';
+import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { keepClusterRunning, keepLocalKafkaRunning } from './broker-watchdog';
 import { localKafkaCluster } from './kafka-cluster';
 import { devCredential, repoRoot } from './dev-secret';
 import { serviceEntry, serviceNodeArgs, type ServiceName } from './service-node-args';
@@ -106,21 +106,7 @@ async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broke
     logger.info({ brokers: cluster.brokers }, `broker: a replicated Apache Kafka of ${cluster.nodes.length} nodes on this machine`);
     // A cluster that was already running (npm run kafka:up) is left running, and left to whoever started it.
     if (runningBefore) return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop: () => Promise.resolve() };
-    const watchdog = watchBroker({
-      deadNodes: () =>
-        cluster.nodes
-          .filter((node) => {
-            const pid = node.pid();
-            return pid === undefined || !isAlive(pid);
-          })
-          .map((node) => `node ${node.nodeId}`),
-      restart: () => cluster.up(),
-      logger,
-    });
-    const stop = () => {
-      watchdog.stop();
-      return cluster.down();
-    };
+    const { stop } = keepClusterRunning(cluster, logger);
     return { brokers: cluster.brokers, clientEnv: {}, provision: true, stop };
   }
   if (javaToolsPresent()) {
@@ -131,18 +117,7 @@ async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broke
     );
     // A broker that was already running (npm run kafka:up) is left running, and left to whoever started it.
     if (!kafka.startedHere) return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop: () => Promise.resolve() };
-    let running = kafka;
-    const watchdog = watchBroker({
-      deadNodes: () => (isAlive(running.pid) ? [] : [`broker (pid ${running.pid})`]),
-      restart: async () => {
-        running = await startLocalKafka(running.options);
-      },
-      logger,
-    });
-    const stop = () => {
-      watchdog.stop();
-      return running.stop();
-    };
+    const { stop } = keepLocalKafkaRunning(kafka, logger);
     return { brokers: kafka.brokers, clientEnv: {}, provision: true, stop };
   }
   if (!kcatAvailable()) throw new ConfigError(`${JAVA_TOOLS_HINT}. ${KCAT_INSTALL_HINT}`);
