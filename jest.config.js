@@ -24,7 +24,7 @@ const common = {
   transform,
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: {
-    '^@fleet/shared$': '<rootDir>/shared/src/index.ts',
+    '^@fleet/shared/(.*)$': '<rootDir>/shared/src/$1',
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',
     '^@fleet/gateway/teltonika/codec$': '<rootDir>/services/gateway/src/teltonika/codec.ts',
     '^@fleet/local-stack/kafka-cluster$': '<rootDir>/deploy/local/src/kafka-cluster.ts',

@@ -2,7 +2,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { integer, loadConfig, positiveInt } from '@fleet/shared';
+import { loadConfig, positiveInt } from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
 import { BENCH_HISTORY, BENCH_RESULTS, withSection } from './docs-section';
 import { appendHistory, HISTORY_FILE, readHistory, runsTable } from './history';
 import { markdownTable, svgChart } from './report';

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
-import { loadConfig, positiveInt } from '@fleet/shared';
+import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { withSection } from './docs-section';
 import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';

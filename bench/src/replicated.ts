@@ -5,7 +5,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { clusterReplicationFactor, createKafka, createLogger, ensureTopics } from '@fleet/shared';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { clusterReplicationFactor, ensureTopics } from '@fleet/shared/kafka/topics';
+import { createLogger } from '@fleet/shared/logger';
 import { freePortRange, localKafkaCluster } from '@fleet/local-stack/kafka-cluster';
 import { environOf, startScaleOut, type ScaleOut } from './scale-out';
 

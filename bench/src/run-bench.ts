@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import { Pool } from 'pg';
-import { dropDatabase, ensureDatabase } from '@fleet/shared';
+import { dropDatabase, ensureDatabase } from '@fleet/shared/db/pool';
 import { lastRunBeforePartitioning } from './history';
 import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
 import { quantileMs, teltonikaLoad } from './teltonika-load';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { escapeIdentifier } from 'pg';
-import { createLogger, DATABASE_CONNECT_TIMEOUT_MS, migrate } from '@fleet/shared';
+import { migrate } from '@fleet/shared/db/migrate';
+import { DATABASE_CONNECT_TIMEOUT_MS } from '@fleet/shared/db/pool';
+import { createLogger } from '@fleet/shared/logger';
 import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';

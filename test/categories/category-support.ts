@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { redactedPaths } from '@fleet/shared';
+import { redactedPaths } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { baseEnv, db, provisionedPrefix } from '../support/harness';
 import { eventually } from '../support/eventually';

@@ -1,6 +1,7 @@
 import { DatabaseError } from 'pg';
 import { z } from 'zod';
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { isDatabaseUnavailable } from '@fleet/shared/db/pg-errors';
+import { AppError } from '@fleet/shared/errors';
 import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
 import { parseApiKeyArgs } from '../../services/gateway/src/cli/api-key';
 import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';

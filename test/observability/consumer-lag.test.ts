@@ -2,7 +2,7 @@
 // A group's lag is what a partition holds beyond the group's committed offset, or everything retained
 // when the group has committed nothing; each writer serves it per partition on /metrics.
 import { randomUUID } from 'node:crypto';
-import { readConsumerLag } from '@fleet/shared';
+import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
 import { buildTrip, closeDb, postJson, signToken, startStack, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';

@@ -1,7 +1,7 @@
 // Logs: one debug line per HTTP request with its request id, the same id in the writer's lines for the
 // command it stored or dead-lettered, and never a token or an API key, whatever the level.
 import { randomUUID } from 'node:crypto';
-import { createLogger, type Logger } from '@fleet/shared';
+import { createLogger, type Logger } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';

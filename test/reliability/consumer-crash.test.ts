@@ -5,7 +5,8 @@
 // sharing the group id would), so joining fails with INCONSISTENT_GROUP_PROTOCOL, which kafkajs does not
 // retry. Once that member leaves, a replacement joins and consumes.
 import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
-import { createKafka, createLogger } from '@fleet/shared';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { createLogger } from '@fleet/shared/logger';
 import { superviseConsumer } from '../../shared/src/kafka/supervised-consumer';
 import { testServers, uniquePrefix } from '../support/harness';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';

@@ -6,7 +6,11 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, escapeIdentifier, Pool } from 'pg';
-import { createLogger, dropDatabase, headers as kafkaHeaders, migrate, writerConfig } from '@fleet/shared';
+import { migrate } from '@fleet/shared/db/migrate';
+import { dropDatabase } from '@fleet/shared/db/pool';
+import { headers as kafkaHeaders } from '@fleet/shared/kafka/topics';
+import { createLogger } from '@fleet/shared/logger';
+import { writerConfig } from '@fleet/shared/writer-service';
 import { gatewayConfig } from '@fleet/gateway';
 import { PROBE_HEADER } from '../../services/gateway/src/kafka/reply-listener';
 import { baseEnv, buildGroup, buildTrip, db, signToken, storedTripCount, testServers, uniquePrefix } from '../support/harness';

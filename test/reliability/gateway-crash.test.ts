@@ -5,7 +5,7 @@
 // gateway had published is stored by the writer all the same and found again by the retry; whatever it
 // had not published is stored by the retry. In the end every acknowledged id is a row holding the values
 // sent, nothing is stored twice, and no row is left that no client was told of.
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';

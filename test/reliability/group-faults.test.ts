@@ -4,7 +4,7 @@
 // refused for seconds. Every create that got no 200 is retried with its key and its body. In the end each
 // create has exactly one group, holding exactly the members sent, and every 200 names that group.
 import { randomUUID } from 'node:crypto';
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { buildGroup, closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';

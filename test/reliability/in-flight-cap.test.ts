@@ -14,7 +14,7 @@ import {
   startWriter,
   type Stack,
 } from '../support/harness';
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, commandsPublished, messagesIn, readTopic } from '../support/kafka';
 
 const TRIP = '/fleet/api/v1/trip-location';

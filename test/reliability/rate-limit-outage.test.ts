@@ -1,7 +1,7 @@
 // Redis, where the rate limits are counted, stops while devices post. Ingestion goes on unchecked (the
 // limits fail open), each write let through is counted in /metrics, and the outage is logged once, not
 // once per request; once Redis is back the limits hold again. The Redis server is the test's own.
-import { createLogger } from '@fleet/shared';
+import { createLogger } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { RedisServer } from '../categories/category-support';
 import { eventually } from '../support/eventually';

@@ -17,7 +17,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka, createLogger, readConsumerLag } from '@fleet/shared';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
+import { createLogger } from '@fleet/shared/logger';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import {
   activeController,

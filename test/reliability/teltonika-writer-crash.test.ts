@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { freePort } from '../../deploy/local/src/apache-kafka';
 import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/gateway/src/teltonika/codec';
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/kafka';
 import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';

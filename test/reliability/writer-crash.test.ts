@@ -1,7 +1,7 @@
 // Fault 1: the trip-writer process is killed with SIGKILL while 2,000 posts are in flight, and another
 // is started. Whatever the killed writer had stored but not committed is redelivered to the new one and
 // found as a duplicate; whatever timed out is answered 503 and stored once when the client retries.
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';

@@ -2,7 +2,7 @@
 // consumer group rebalances its partitions onto the other. The leaver commits everything it stored on
 // its way out, so the survivor carries on each moved partition after the leaver's last message and
 // stores none of them again. The writers log every stored message (LOG_LEVEL debug) for the check.
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices, type ServiceProcess } from '../support/processes';

@@ -3,7 +3,7 @@
 // the group's lag must be back under 1,000 within 30 s; in the end every 200 has its one row, nothing
 // is stored twice, and every 503 retried is stored once. Each step's pause (the longest stretch without
 // a confirmed create) is measured and printed.
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';

@@ -3,7 +3,9 @@
 // exactly the bodies whose every field is valid, naming each field they refuse. The same generators
 // drive stored-meaning-properties.test.ts, which posts through a running stack.
 import fc from 'fast-check';
-import { parseGpsTime, tripLocationRequestSchema, vehicleGroupRequestSchema } from '@fleet/shared';
+import { parseGpsTime } from '@fleet/shared/schemas/gps-time';
+import { tripLocationRequestSchema } from '@fleet/shared/schemas/trip-location.schema';
+import { vehicleGroupRequestSchema } from '@fleet/shared/schemas/vehicle-group.schema';
 import { gpsTimeRendering, invalidGpsTime, invalidGroup, invalidTrip, jsonBody, MAX_GPS_MS, validGroup, validTrip } from './arbitraries';
 
 /** -0 and 0 mean the same position; jest's equality tells them apart. */

@@ -3,7 +3,7 @@
 // statements touch only the partitions of their own rows; and a batch the database fails for good stops
 // holding its partition (stored command by command, a command that fails alone set aside).
 import { Pool } from 'pg';
-import type { TripLocationCommand } from '@fleet/shared';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { createPartition } from '../../services/trip-writer/src/trip-partitions';
 import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { closeKafka, readTopic } from '../support/kafka';

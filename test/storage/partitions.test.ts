@@ -4,7 +4,8 @@
 import { runner } from 'node-pg-migrate';
 import type { Pool } from 'pg';
 import { Registry } from 'prom-client';
-import { createLogger, migrate, migrationsDir } from '@fleet/shared';
+import { migrate, migrationsDir } from '@fleet/shared/db/migrate';
+import { createLogger } from '@fleet/shared/logger';
 import { createPartitionGuard } from '../../services/trip-writer/src/partition-guard';
 import { maintainPartitions } from '../../services/trip-writer/src/partition-maintenance';
 import { createPartitionMetrics } from '../../services/trip-writer/src/partition-metrics';

@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { createLogger, migrate } from '@fleet/shared';
+import { migrate } from '@fleet/shared/db/migrate';
+import { createLogger } from '@fleet/shared/logger';
 import { provideInfrastructure, type Infrastructure } from './infrastructure';
 
 declare global {

@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { Pool } from 'pg';
-import { createLogger } from '@fleet/shared';
+import { createLogger } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';

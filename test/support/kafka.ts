@@ -1,15 +1,9 @@
 // Direct access to the run's Kafka for assertions: what a topic holds, and producing raw messages.
 import type { Admin, Kafka } from 'kafkajs';
-import {
-  clusterReplicationFactor,
-  createKafka,
-  createLogger,
-  ensureTopics,
-  producerConfig,
-  readConsumerLag,
-  topicsFor,
-  waitForLeaders,
-} from '@fleet/shared';
+import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
+import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
+import { clusterReplicationFactor, ensureTopics, topicsFor, waitForLeaders } from '@fleet/shared/kafka/topics';
+import { createLogger } from '@fleet/shared/logger';
 import { boundedWait } from './deadline';
 import { testServers } from './harness';
 

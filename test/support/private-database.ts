@@ -3,7 +3,9 @@
 // name extends the run's, so it contains "test" too.
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { createLogger, dropDatabase, ensureDatabase, migrate } from '@fleet/shared';
+import { migrate } from '@fleet/shared/db/migrate';
+import { dropDatabase, ensureDatabase } from '@fleet/shared/db/pool';
+import { createLogger } from '@fleet/shared/logger';
 import { testServers } from './harness';
 
 export interface PrivateDatabase {

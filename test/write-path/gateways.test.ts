@@ -3,7 +3,7 @@
 // 503s (never an answer naming another request's row), and a gateway with no reply partition left says
 // so in /readyz and refuses writes at once.
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
-import { topicsFor } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, createTopic } from '../support/kafka';
 import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';

@@ -1,7 +1,7 @@
 // Keeps the local Apache Kafka that the launcher started running, as the launcher keeps its services
 // running: a broker node that dies (killed, out of memory) is started again on its data directory, with
 // a growing pause between attempts that fail, until the stack stops.
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import { isAlive, startLocalKafka, type LocalKafka } from './apache-kafka';
 import type { LocalKafkaCluster } from './kafka-cluster';
 

@@ -4,7 +4,8 @@
 // KAFKA_BROKERS=... last; `down` stops the single node and the cluster's nodes alike.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConfigError, integer, loadConfig } from '@fleet/shared';
+import { ConfigError, loadConfig } from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
 import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka, stopLocalKafka } from './apache-kafka';
 import { localKafkaCluster } from './kafka-cluster';
 

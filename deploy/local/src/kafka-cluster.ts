@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPLICATED } from '@fleet/shared';
+import { REPLICATED } from '@fleet/shared/kafka/topics';
 import { Kafka, logLevel } from 'kafkajs';
 import {
   assertPortBindable,

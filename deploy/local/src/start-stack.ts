@@ -7,24 +7,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  commandStopDeadlineMs,
-  ConfigError,
-  createKafka,
-  DEFAULT_STOP_DEADLINE_MS,
-  createLogger,
-  clusterReplicationFactor,
-  ensureTopics,
-  integer,
-  KILL_MARGIN_MS,
-  loadConfig,
-  logLevel,
-  migrate,
-  positiveInt,
-  postgresUrl,
-  redactUrl,
-  topicPrefix,
-} from '@fleet/shared';
+import { ConfigError, loadConfig, logLevel, positiveInt, postgresUrl, topicPrefix } from '@fleet/shared/config';
+import { migrate } from '@fleet/shared/db/migrate';
+import { redactUrl } from '@fleet/shared/db/pool';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { clusterReplicationFactor, ensureTopics } from '@fleet/shared/kafka/topics';
+import { createLogger } from '@fleet/shared/logger';
+import { integer } from '@fleet/shared/schemas/checks';
+import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS, KILL_MARGIN_MS } from '@fleet/shared/stop-deadline';
 import { z } from 'zod';
 import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
 import { keepClusterRunning, keepLocalKafkaRunning } from './broker-watchdog';

@@ -7,14 +7,14 @@ import { z } from 'zod';
 import {
   booleanFlag,
   commonEnv,
-  integer,
   kafkaLingerMs,
   loadConfig,
   nonNegativeInt,
   optionalString,
   positiveInt,
   redisUrl,
-} from '@fleet/shared';
+} from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
 
 /** Shared with the categories CLI, which must evict the keys the gateway writes. */
 export const cacheKeyPrefix = z.string().default('fleet:');

@@ -1,6 +1,7 @@
 // How every read the gateway serves from PostgreSQL fails when the database cannot answer: a 503 the
 // client may retry, never a 500.
-import { AppError, isDatabaseUnavailable } from '@fleet/shared';
+import { isDatabaseUnavailable } from '@fleet/shared/db/pg-errors';
+import { AppError } from '@fleet/shared/errors';
 
 /** Runs a database read; a database that cannot be reached or refuses work becomes a retry-safe 503. */
 export async function fromDatabase<T>(read: () => Promise<T>): Promise<T> {

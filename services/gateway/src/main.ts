@@ -1,5 +1,6 @@
 // Process entry point of the gateway.
-import { commandStopDeadlineMs, runService } from '@fleet/shared';
+import { runService } from '@fleet/shared/service-runner';
+import { commandStopDeadlineMs } from '@fleet/shared/stop-deadline';
 import { gatewayConfig } from './config';
 import { start } from './start';
 

@@ -2,7 +2,7 @@
 // one histogram observation per request (its _count is the request counter), children looked up
 // rather than label objects built, and the pending-replies gauge read only when scraped.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createMetricsRegistry } from '@fleet/shared';
+import { createMetricsRegistry } from '@fleet/shared/metrics';
 
 export type CacheLookupResult = 'hit' | 'miss' | 'error';
 

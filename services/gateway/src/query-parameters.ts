@@ -1,6 +1,7 @@
 // The query parameters every read shares, whatever its feature: a device id, a page size, a parameter
 // given once. Every refusal is a 400 whose detail starts with the parameter's name.
-import { AppError, imeiSchema } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { imeiSchema } from '@fleet/shared/schemas/trip-location.schema';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;

@@ -6,19 +6,13 @@ import type { AddressInfo } from 'node:net';
 import bytes from 'bytes';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
-import {
-  commandDrainMs,
-  createKafka,
-  createKafkaOutageMetrics,
-  createLogger,
-  createPool,
-  kafkaClientSettings,
-  missingTopics,
-  missingTopicsMessage,
-  redactUrl,
-  topicsFor,
-  type Logger,
-} from '@fleet/shared';
+import { createPool, redactUrl } from '@fleet/shared/db/pool';
+import { createKafka, kafkaClientSettings } from '@fleet/shared/kafka/client';
+import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
+import { missingTopics, missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
+import { topicsFor } from '@fleet/shared/kafka/topics';
+import { createLogger, type Logger } from '@fleet/shared/logger';
+import { commandDrainMs } from '@fleet/shared/stop-deadline';
 import { createApiKeyAuth } from './api-keys/api-key-auth';
 import { createTokenVerifier } from './auth/token-verifier';
 import { createCategoryCache } from './categories/category-cache';

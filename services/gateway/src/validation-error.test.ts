@@ -1,4 +1,5 @@
-import { vehicleGroupRequestSchema, type AppError } from '@fleet/shared';
+import type { AppError } from '@fleet/shared/errors';
+import { vehicleGroupRequestSchema } from '@fleet/shared/schemas/vehicle-group.schema';
 import { recordTripBatch } from './trip-locations/record-trip-batch';
 import type { TripWriteDeps } from './trip-locations/create-trip-location';
 import { tripRequestSchema } from './trip-locations/trip-request';

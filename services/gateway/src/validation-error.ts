@@ -2,7 +2,8 @@
 // first bad field, and the issues with their paths, at most MAX_ISSUES of them: a 1 MB body of bad
 // vehicle ids would otherwise be answered with tens of megabytes.
 import type { ZodError } from 'zod';
-import { AppError, issueCode } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { issueCode } from '@fleet/shared/schemas/issue-wording';
 
 /** Enough to name every field of a trip or a group; the rest are elements of one bad array. */
 export const MAX_ISSUES = 100;

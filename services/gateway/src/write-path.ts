@@ -3,7 +3,9 @@
 // settings (writePathEnv), so that both publish, wait and limit the same way.
 import type { Kafka } from 'kafkajs';
 import type { Redis } from 'ioredis';
-import { kafkaClientSettings, type Logger, type Topics } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { kafkaClientSettings } from '@fleet/shared/kafka/client';
+import type { Topics } from '@fleet/shared/kafka/topics';
 import { CommandBus, type CommandBusOptions } from './kafka/command-bus';
 import { createWriteLimits, type WriteLimits } from './rate-limits/write-limits';
 

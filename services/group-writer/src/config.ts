@@ -1,6 +1,8 @@
 // The group-writer's environment: what every writer reads, and how long an Idempotency-Key is remembered.
 import { z } from 'zod';
-import { integer, loadConfig, writerEnv } from '@fleet/shared';
+import { loadConfig } from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
+import { writerEnv } from '@fleet/shared/writer-service';
 
 /** The shortest time a key is remembered, as the API documents it: a client retrying for a day is safe. */
 export const IDEMPOTENCY_KEY_MIN_TTL_HOURS = 24;

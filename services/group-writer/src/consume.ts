@@ -2,7 +2,8 @@
 // by group-store, and answered with the group's id and the sentence the client reads in `information`,
 // or, for an Idempotency-Key already used for another group, with the error the client gets as a 422.
 import type { Pool } from 'pg';
-import { vehicleGroupCommandSchema, type CommandHandler } from '@fleet/shared';
+import type { CommandHandler } from '@fleet/shared/kafka/command-consumer';
+import { vehicleGroupCommandSchema } from '@fleet/shared/schemas/vehicle-group.schema';
 import { storeVehicleGroups, type KeyMemory, type VehicleGroupRow } from './group-store';
 
 export function groupInformation(group: Pick<VehicleGroupRow, 'name'>): string {

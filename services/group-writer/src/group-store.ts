@@ -4,7 +4,7 @@
 // for the same group; a key reused for another group creates nothing.
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { VehicleGroupCommand } from '@fleet/shared';
+import type { VehicleGroupCommand } from '@fleet/shared/schemas/vehicle-group.schema';
 
 /** The group a vehicle group command came to. */
 export interface VehicleGroupRow {

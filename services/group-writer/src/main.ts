@@ -1,5 +1,5 @@
 // Process entry point of the group-writer.
-import { runService } from '@fleet/shared';
+import { runService } from '@fleet/shared/service-runner';
 import { groupWriterConfig } from './config';
 import { start } from './start';
 

@@ -1,6 +1,8 @@
 // The group-writer: consumes vehicle-group commands (consume.ts), stores each group with its members
 // (group-store.ts), and forgets the Idempotency-Keys older than IDEMPOTENCY_KEY_TTL_HOURS.
-import { createLogger, startChore, startWriter, type Logger, type RunningWriter } from '@fleet/shared';
+import { startChore } from '@fleet/shared/chore';
+import { createLogger, type Logger } from '@fleet/shared/logger';
+import { startWriter, type RunningWriter } from '@fleet/shared/writer-service';
 import type { GroupWriterConfig } from './config';
 import { consumeVehicleGroups } from './consume';
 import { forgetExpiredKeys } from './group-store';

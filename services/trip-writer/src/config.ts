@@ -1,7 +1,9 @@
 // The trip-writer's environment: every writer's variables, and the upkeep of the daily partitions of
 // trip_locations (docs/adr/0005-trip-location-partitions.md).
 import { z } from 'zod';
-import { integer, loadConfig, writerEnv } from '@fleet/shared';
+import { loadConfig } from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
+import { writerEnv } from '@fleet/shared/writer-service';
 
 const tripWriterEnv = writerEnv.extend({
   /** Days after today whose partitions exist before their first position arrives; a week at least. */

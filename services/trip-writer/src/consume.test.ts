@@ -1,5 +1,6 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
-import { TopicLayout, type PositionEvent } from '@fleet/shared';
+import { TopicLayout } from '@fleet/shared/kafka/topic-layout';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { positionAnnouncements } from './consume';
 
 const TOPIC = 'fleet.positions';

@@ -2,15 +2,10 @@
 // by trip-store in the partitions the guard has made sure of, and answered with the row's id and the
 // sentence the client reads in `information`.
 import type { Pool } from 'pg';
-import {
-  positionEvent,
-  tripLocationCommandSchema,
-  type Announcement,
-  type CommandHandler,
-  type PositionEvent,
-  type TopicLayout,
-  type TripLocationCommand,
-} from '@fleet/shared';
+import { type Announcement, type CommandHandler } from '@fleet/shared/kafka/command-consumer';
+import type { TopicLayout } from '@fleet/shared/kafka/topic-layout';
+import { positionEvent, type PositionEvent } from '@fleet/shared/schemas/position-event';
+import { tripLocationCommandSchema, type TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { PartitionGuard } from './partition-guard';
 import { storeTripLocations, type TripLocationRow } from './trip-store';
 

@@ -1,5 +1,5 @@
 // Process entry point of the trip-writer.
-import { runService } from '@fleet/shared';
+import { runService } from '@fleet/shared/service-runner';
 import { writerConfig } from './config';
 import { start } from './start';
 

@@ -3,7 +3,8 @@
 // never DELETE); and forgets the late positions noted for the live streams' replay once past its window. Several writer replicas run it; a PostgreSQL advisory lock lets one of them do it at a
 // time, the others skipping that run.
 import type { Pool } from 'pg';
-import type { Logger, WriterUpkeep } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import type { WriterUpkeep } from '@fleet/shared/writer-service';
 import type { PartitionGuard } from './partition-guard';
 import type { PartitionMetrics } from './partition-metrics';
 import { addDays, createPartition, dayOf, dropPartition, partitionDays, startOfDay, type Day } from './trip-partitions';

@@ -1,7 +1,7 @@
 // What the partition upkeep reports on the trip-writer's /metrics, and logs: every partition created or
 // dropped is a change of the schema an operator may want to find again.
 import { Counter, type Registry } from 'prom-client';
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import { partitionName, type Day } from './trip-partitions';
 
 /** Why a partition was created: ahead of its day by the maintenance, or for a position that needed it. */

@@ -1,7 +1,9 @@
 // The trip-writer: consumes trip-location commands (consume.ts) and stores them in batches (trip-store.ts)
 // in daily partitions, created on demand (partition-guard.ts) and ahead, and dropped past the retention,
 // by its maintenance (partition-maintenance.ts).
-import { createLogger, startWriter, topicsFor, type Logger, type RunningWriter, type WriterContext } from '@fleet/shared';
+import { topicsFor } from '@fleet/shared/kafka/topics';
+import { createLogger, type Logger } from '@fleet/shared/logger';
+import { startWriter, type RunningWriter, type WriterContext } from '@fleet/shared/writer-service';
 import type { TripWriterConfig } from './config';
 import { consumeTripLocations } from './consume';
 import { createPartitionGuard, type PartitionGuard } from './partition-guard';

@@ -3,7 +3,7 @@
 // The same statement moves each device's last location forward (device_last_locations), so the two
 // commit together or not at all.
 import type { Pool, PoolClient } from 'pg';
-import type { TripLocationCommand } from '@fleet/shared';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 
 /** The row a trip location command came to. */
 export interface TripLocationRow {

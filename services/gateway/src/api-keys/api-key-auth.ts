@@ -5,7 +5,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Pool } from 'pg';
-import { AppError, type Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { AppError } from '@fleet/shared/errors';
 import { activeApiKeyHashes, hashApiKey } from './api-key-store';
 
 export interface ApiKeyAuthOptions {

@@ -1,7 +1,7 @@
 // Device tokens: when JWT_DEVICE_CLAIM names a claim (e.g. `imei`) and a token carries it, that token
 // writes and reads only positions of that device. A token without the claim (a fleet application's) is
 // not restricted by it.
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import type { VerifiedToken } from './token-verifier';
 
 /**

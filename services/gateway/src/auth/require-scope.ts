@@ -1,6 +1,6 @@
 // What a token may do, by its `scope` claim (space-separated, as RFC 8693 writes it). Checked only when
 // JWT_REQUIRED_SCOPES is on: issuers that mint no scopes keep working until the operator turns it on.
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import type { TokenVerifier, VerifiedToken } from './token-verifier';
 
 export const SCOPES = {

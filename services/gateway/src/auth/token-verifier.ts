@@ -6,7 +6,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 
 export interface TokenVerifierOptions {
   secret?: string;

@@ -3,7 +3,7 @@
 // resolves as a miss at once, the outage is logged once, and Redis is used again when it answers.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import type { CacheLookupCounter } from '../metrics';
 
 export const NOT_FOUND = Symbol('category not found');

@@ -1,7 +1,8 @@
 // The shapes of a product category: the id a client asks for, the row an import brings in, and the
 // object the read answers with (the interface fixes its fields and their order). Temperatures are plain numbers or null.
 import { z } from 'zod';
-import { minLength, typeError } from '@fleet/shared';
+import { minLength } from '@fleet/shared/schemas/checks';
+import { typeError } from '@fleet/shared/schemas/issue-wording';
 
 // Any 8-4-4-4-12 hexadecimal id, whatever its version and variant bits: zod's guid, as lax as the uuid()
 // of zod 3 the API was built on (zod 4's uuid() holds to RFC 9562).

@@ -3,7 +3,8 @@
 // serialised once, so a cache hit is sent as the bytes Redis returned.
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { AppError, formatName, issueCode, receivedType } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { formatName, issueCode, receivedType } from '@fleet/shared/schemas/issue-wording';
 import { fromDatabase } from '../database-read';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';

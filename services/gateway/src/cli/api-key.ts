@@ -2,7 +2,8 @@
 // read in DATABASE_URL. A created key is printed once, alone on stdout, and only its hash is stored;
 // running gateways pick up a change within API_KEY_REFRESH_SECONDS.
 import { z } from 'zod';
-import { createPool, loadConfig, postgresUrl } from '@fleet/shared';
+import { loadConfig, postgresUrl } from '@fleet/shared/config';
+import { createPool } from '@fleet/shared/db/pool';
 import { positionals, runAsProgram, type CliIo } from './cli-io';
 import { ApiKeyLabelTaken, createApiKey, listApiKeys, revokeApiKey } from '../api-keys/api-key-store';
 

@@ -3,7 +3,8 @@
 // An unreachable Redis does not stop the import: stale entries then expire within the cache TTL.
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { createPool, loadConfig, postgresUrl, redisUrl } from '@fleet/shared';
+import { loadConfig, postgresUrl, redisUrl } from '@fleet/shared/config';
+import { createPool } from '@fleet/shared/db/pool';
 import { readCategoryFile } from '../categories/category-file';
 import { CategoryImportError, importCategories } from '../categories/import-categories';
 import { cacheKeyPrefix } from '../config';

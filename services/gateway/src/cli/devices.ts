@@ -4,7 +4,9 @@
 // or a new key within 30 s (their registry cache).
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { AppError, createPool, loadConfig, postgresUrl } from '@fleet/shared';
+import { loadConfig, postgresUrl } from '@fleet/shared/config';
+import { createPool } from '@fleet/shared/db/pool';
+import { AppError } from '@fleet/shared/errors';
 import { runAsProgram, type CliIo } from './cli-io';
 import { addDevice, listDevices, removeDevice, rotateDeviceKey } from '../devices/device-store';
 import { deviceRequestSchema } from '../devices/register-device';

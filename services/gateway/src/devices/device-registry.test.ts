@@ -1,4 +1,4 @@
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { newDeviceKey, hashDeviceKey } from './device-keys';
 import { DeviceRegistry, REGISTRY_CACHE_MS, UNKNOWN_CACHE_MS } from './device-registry';
 

@@ -1,7 +1,8 @@
 // The device registry in PostgreSQL: the devices the tracker protocols accept, each with the hash of
 // its key (device-keys.ts). Every statement is parameterised.
 import type { Pool } from 'pg';
-import { AppError, isUniqueViolation } from '@fleet/shared';
+import { isUniqueViolation } from '@fleet/shared/db/pg-errors';
+import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '../database-read';
 import { hashDeviceKey, newDeviceKey } from './device-keys';
 import type { Registration, RegistryLookups } from './device-registry';

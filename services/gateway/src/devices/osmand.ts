@@ -2,7 +2,9 @@
 // Two shapes: the parameters of a URL (or of a form body), and Traccar Client's JSON (version 9 on).
 // What a position reports beyond the columns is kept in its attributes. A field the protocol leaves out
 // stays unknown: the speed and the ignition are never invented, and a missing time is the receipt's.
-import { AppError, decimalNumber, type Attributes } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { decimalNumber } from '@fleet/shared/schemas/coercion';
+import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
 
 export type SpeedUnit = 'knots' | 'kmh' | 'mps' | 'mph';
 

@@ -3,7 +3,9 @@
 // (checked, rate-limited per device, published to the trip-writer, stored idempotently on imei and
 // gpsTime) and the call resolves only once they are committed, so that a device that hears nothing
 // sends again and nothing is lost.
-import { AppError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { CommandBus } from '../kafka/command-bus';
 import type { TrackerPositionSchema } from '../trip-locations/trip-request';
 import { validationError } from '../validation-error';

@@ -1,7 +1,9 @@
 // Use case: an operator or a fleet app registers a tracker, so that the tracker protocols accept it.
 // The answer holds the device's key, shown this once: only its hash is stored.
 import { z } from 'zod';
-import { AppError, displayName, imeiSchema } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { displayName } from '@fleet/shared/schemas/display-name';
+import { imeiSchema } from '@fleet/shared/schemas/trip-location.schema';
 import { validationError } from '../validation-error';
 import type { Pool } from 'pg';
 import { addDevice, type DeviceWithKey } from './device-store';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { SignJWT } from 'jose';
-import { createLogger } from '@fleet/shared';
+import { createLogger } from '@fleet/shared/logger';
 import { scopesOf, verifiedTokenOf, type Scope } from '../auth/require-scope';
 import { createTokenVerifier } from '../auth/token-verifier';
 import { accessCheck, accessGuard } from './access';

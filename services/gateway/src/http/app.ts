@@ -5,7 +5,7 @@ import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Pool } from 'pg';
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import type { GatewayMetrics } from '../metrics';
 import { accessCheck } from './access';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { createBodyBudget, type BodyBudgetOptions } from './body-budget';
 
 const KiB = 1024;

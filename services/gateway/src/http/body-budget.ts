@@ -8,7 +8,7 @@
 // clients cannot hold connections and budget until the request timeout. A body's bytes are counted until
 // its response is done: the parsed body lives as long as the request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 
 export interface BodyBudgetOptions {
   /** The most body bytes held at once. */

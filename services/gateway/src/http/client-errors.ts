@@ -5,7 +5,7 @@
 // rather than read as if it were plain.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, type ErrorKind } from '@fleet/shared';
+import { AppError, type ErrorKind } from '@fleet/shared/errors';
 import { httpStatusOf } from './error-handler';
 import type { Middleware } from './route-handler';
 

@@ -3,7 +3,7 @@
 // which a token bound to one device may not read.
 import express from 'express';
 import type { Pool } from 'pg';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
 import { registerDevice } from '../devices/register-device';

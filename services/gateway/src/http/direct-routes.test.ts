@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { AppError, createLogger } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { createLogger } from '@fleet/shared/logger';
 import type { AccessCheck } from './access';
 import { directListener } from './direct-routes';
 import { answerError } from './error-handler';

@@ -2,7 +2,8 @@
 // body-parser failures and unknown routes; anything unexpected is logged and answered with a bare 500.
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, type ErrorCategory, type Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { AppError, type ErrorCategory } from '@fleet/shared/errors';
 import { pathOf, type Answer } from './route-handler';
 import { sendJson } from './send-json';
 import { createUnavailableLog } from './unavailable-log';

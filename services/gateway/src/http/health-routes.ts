@@ -3,7 +3,7 @@
 // away, category reads are served from PostgreSQL, so the instance stays ready and says "degraded".
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { missingTopicsMessage } from '@fleet/shared';
+import { missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
 import type { CommandBus } from '../kafka/command-bus';
 import type { RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';

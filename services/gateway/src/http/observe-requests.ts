@@ -3,7 +3,7 @@
 // debug level. Info would cost throughput on the hot paths, so per-request lines appear only with
 // LOG_LEVEL=debug; errors are logged by the error handler whatever the level.
 import type { Request } from 'express';
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import type { GatewayMetrics } from '../metrics';
 import { requestIdOf } from './request-id';
 import { pathOf, type Answer, type Middleware } from './route-handler';

@@ -2,7 +2,7 @@
 // Part of the document openapi.ts builds; the helpers it shares come in `context`.
 import type { DocContext, Operations } from './openapi-context';
 import { z } from './openapi-zod';
-import { errorCodes } from '@fleet/shared';
+import { errorCodes } from '@fleet/shared/errors';
 import { deviceRequestSchema } from '../devices/register-device';
 
 const registration = () =>

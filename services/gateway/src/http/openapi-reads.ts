@@ -1,6 +1,7 @@
 // The OpenAPI description of the reads: a product category, a device's positions (its last location
 // and a time range), its status and the devices by status, vehicle groups read back, and the live stream.
-import { IMEI_MAX_LENGTH, errorCodes, imeiSchema } from '@fleet/shared';
+import { errorCodes } from '@fleet/shared/errors';
+import { IMEI_MAX_LENGTH, imeiSchema } from '@fleet/shared/schemas/trip-location.schema';
 import { categoryParamsSchema } from '../categories/category.schema';
 import { MAX_RANGE_DAYS } from '../positions/position-query';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../query-parameters';

@@ -1,16 +1,15 @@
 // The OpenAPI description of the writes: a trip location, a batch of them, and a vehicle group. The
 // request bodies are the shared schemas the routes validate with, restated where zod-to-openapi would
 // describe a coerced field by what it produces rather than by what the wire may carry.
+import { errorCodes } from '@fleet/shared/errors';
+import { booleanTextPattern, numericTextPattern } from '@fleet/shared/schemas/coercion';
+import { tripLocationRequestSchema } from '@fleet/shared/schemas/trip-location.schema';
 import {
   IDEMPOTENCY_KEY_MAX_LENGTH,
   VEHICLE_GROUP_NAME_MAX_LENGTH,
   VEHICLE_IDS_MAX,
-  booleanTextPattern,
-  errorCodes,
-  numericTextPattern,
-  tripLocationRequestSchema,
   vehicleGroupRequestSchema,
-} from '@fleet/shared';
+} from '@fleet/shared/schemas/vehicle-group.schema';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import type { DocContext, Operations } from './openapi-context';
 import { z } from './openapi-zod';

@@ -4,7 +4,9 @@
 // openapi-reads.ts, openapi-devices.ts, openapi-operations.ts). The components every operation shares
 // are made here, once. Served at GET /openapi.json and rendered at GET /docs.
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { IDEMPOTENCY_KEY_MAX_LENGTH, IMEI_MAX_LENGTH, errorCodes } from '@fleet/shared';
+import { errorCodes } from '@fleet/shared/errors';
+import { IMEI_MAX_LENGTH } from '@fleet/shared/schemas/trip-location.schema';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '@fleet/shared/schemas/vehicle-group.schema';
 import type { DocContext, Operations } from './openapi-context';
 import { deviceOperations } from './openapi-devices';
 import { operationsOperations } from './openapi-operations';

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Registry } from 'prom-client';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { openApiDocument } from './openapi';
 import type { RouteHandlers } from './route-handler';
 

@@ -4,7 +4,7 @@
 // once every position is committed; any other outcome is a JSON error, and the client sends again.
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import type { DeviceRegistry } from '../devices/device-registry';
 import {
   JSON_FIELDS,

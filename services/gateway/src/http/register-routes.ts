@@ -2,7 +2,7 @@
 // prefix's check right before the first route below it, after each path's last route a 405 naming the
 // methods the table gives that path, and the error mappers of parameters express cannot decode.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { accessGuard, withAccess, type AccessCheck } from './access';
 import { sendError } from './error-handler';
 import type { RouteHandlers } from './route-handler';

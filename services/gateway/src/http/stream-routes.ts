@@ -7,7 +7,8 @@
 // reconnects: per partition, an event is sent only when its id is past the last one sent there.
 // A comment every 15 s keeps proxies from closing an idle stream; a client that reads too slowly is
 // cut off once BUFFER_LIMIT bytes wait for it, rather than let the gateway's memory grow.
-import { AppError, type PositionEvent } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
 import type { GatewayMetrics } from '../metrics';

@@ -2,7 +2,7 @@
 // gzipped. The token and its scope are checked before the body is read, as on the single route; the body limit
 // applies to the decompressed bytes, since body-parser counts what comes out of the inflater.
 import express from 'express';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { recordTripBatch } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';

@@ -1,4 +1,4 @@
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 import { createUnavailableLog, QUIET_MS, REPORT_INTERVAL_MS } from './unavailable-log';
 
 interface Line {

@@ -2,7 +2,7 @@
 // request is a 503, and a warn line each would be hundreds a second: instead one line when a run of
 // 503s with a code starts, a count every REPORT_INTERVAL_MS while it lasts, and one line when no such
 // 503 has been answered for QUIET_MS.
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 
 export const REPORT_INTERVAL_MS = 10_000;
 export const QUIET_MS = 5000;

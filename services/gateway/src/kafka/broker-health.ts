@@ -1,6 +1,6 @@
 // Whether the gateway can reach Kafka. Every produce reports its outcome here, and a background check
 // (more frequent while the broker is down) keeps readiness true to an outage even without traffic.
-import type { Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
 
 export interface BrokerHealthOptions {
   /** Asks the broker something cheap; rejects when it cannot answer in time. */

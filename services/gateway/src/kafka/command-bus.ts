@@ -5,19 +5,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import type { Admin, Kafka } from 'kafkajs';
-import {
-  AppError,
-  headers,
-  KAFKA_REQUEST_TIMEOUT_MS,
-  PRODUCE_BYTES,
-  producerConfig,
-  RenewingProducer,
-  TopicLayout,
-  type CommandReply,
-  type KafkaClientSettings,
-  type Logger,
-  type Topics,
-} from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { AppError } from '@fleet/shared/errors';
+import { KAFKA_REQUEST_TIMEOUT_MS, producerConfig, type KafkaClientSettings } from '@fleet/shared/kafka/client';
+import { RenewingProducer } from '@fleet/shared/kafka/renewing-producer';
+import { PRODUCE_BYTES } from '@fleet/shared/kafka/reply-builder';
+import { TopicLayout } from '@fleet/shared/kafka/topic-layout';
+import { headers, type Topics } from '@fleet/shared/kafka/topics';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import { BatchingPublisher, LeaderStillBusy, PublishTimedOut } from './batching-publisher';
 import { encode, encodeList, MAX_COMMAND_BYTES, publishFailure, refusedForSize, tooLarge, type Encoded } from './command-encoding';
 import { BrokerHealth } from './broker-health';

@@ -1,6 +1,6 @@
 // What a command message is as bytes, and what the requests of a produce that failed are answered:
 // the command bus's pure half, apart from its state.
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { LeaderStillBusy, PublishTimedOut } from './batching-publisher';
 
 /**

@@ -1,4 +1,5 @@
-import { AppError, type CommandReply } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import { PendingReplies } from './pending-replies';
 
 const stored: CommandReply = { ok: true, id: 7, information: 'stored', duplicate: false };

@@ -2,7 +2,8 @@
 // replies for a list of commands), by a failure to publish it, or by a 503 once it has waited
 // replyTimeoutMs, whichever comes first.
 import { EventEmitter, once } from 'node:events';
-import { AppError, type CommandReply } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 
 export interface PendingRepliesOptions {
   /** How long a request waits for its reply before answering 503. */

@@ -5,18 +5,13 @@
 // probe (see reply-path-probe.ts) or an array of addressed replies, each holding one reply or, for a list
 // of commands, a list of them.
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import {
-  AppError,
-  commandRepliesSchema,
-  commandReplySchema,
-  consumerConfig,
-  superviseConsumer,
-  headers,
-  OffsetCommitter,
-  type Logger,
-  type KafkaClientSettings,
-  type SupervisedConsumer,
-} from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { AppError } from '@fleet/shared/errors';
+import { consumerConfig, type KafkaClientSettings } from '@fleet/shared/kafka/client';
+import { OffsetCommitter } from '@fleet/shared/kafka/offset-committer';
+import { superviseConsumer, type SupervisedConsumer } from '@fleet/shared/kafka/supervised-consumer';
+import { headers } from '@fleet/shared/kafka/topics';
+import { commandRepliesSchema, commandReplySchema } from '@fleet/shared/schemas/reply.schema';
 import type { PendingReplies } from './pending-replies';
 import { stickyAssigner, type ReplyPartitions } from './reply-partitions';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Producer } from 'kafkajs';
-import { headers } from '@fleet/shared';
+import { headers } from '@fleet/shared/kafka/topics';
 import { PROBE_HEADER } from './reply-listener';
 
 /** How long one round of probes may take to come back before the missing ones are sent again. */

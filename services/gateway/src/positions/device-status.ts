@@ -4,7 +4,7 @@
 // IMEI, or every device known (registered, or seen) a page at a time, keyset-paged on the IMEI and
 // filtered by status. A device neither registered nor ever seen does not exist: 404.
 import type { Pool } from 'pg';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '../database-read';
 import { invalidParameter, parseImei, parseLimit, single } from '../query-parameters';
 import { positionColumnsOf, toPosition, type Position, type PositionRow } from './position-store';

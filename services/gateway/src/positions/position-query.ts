@@ -1,7 +1,7 @@
 // The parameters of the position history read, checked before any query runs: the time range, the page
 // size and the keyset cursor (the device id and page size are read by query-parameters.ts). Every refusal
 // is a 400 whose detail starts with the parameter's name. Pure: the clock is passed in.
-import { parseIsoTime } from '@fleet/shared';
+import { parseIsoTime } from '@fleet/shared/schemas/gps-time';
 import { invalidParameter, parseLimit, single } from '../query-parameters';
 
 export const DEFAULT_RANGE_MS = 24 * 60 * 60 * 1000;

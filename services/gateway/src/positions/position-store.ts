@@ -8,7 +8,8 @@
 // the executor starts; measured, it still costs the database about half the CPU of a plan made for each
 // page (what an unnamed statement or plan_cache_mode=force_custom_plan gets). Figures: docs/performance.md.
 import type { Pool } from 'pg';
-import type { Attributes, PositionEvent } from '@fleet/shared';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
+import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
 import { isoMillis, timestampsAsText } from './stored-time';
 
 /** A position as the read routes answer it: the shape live streams send too (shared's PositionEvent). */

@@ -2,7 +2,8 @@
 // page. Served from PostgreSQL directly, not through Kafka; a database that cannot be reached is a 503
 // the client may retry, as for a category.
 import type { Pool } from 'pg';
-import { AppError, coalesce } from '@fleet/shared';
+import { coalesce } from '@fleet/shared/coalesce';
+import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '../database-read';
 import { parseImei } from '../query-parameters';
 import { encodeCursor, microsToIso, parseHistoryQuery } from './position-query';

@@ -8,7 +8,9 @@
 // unchecked at once, counted, and the outage is logged once.
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
-import { AppError, coalesce, type Logger } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { coalesce } from '@fleet/shared/coalesce';
+import { AppError } from '@fleet/shared/errors';
 
 export interface RateLimitSettings {
   /** Positions a device may send per minute; 0: no device limit. */

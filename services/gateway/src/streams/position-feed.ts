@@ -5,7 +5,10 @@
 // Each event is delivered with its partition, in which row ids arrive in the order they were committed
 // (stream-cursor.ts), and the feed says which partition a device's positions reach.
 import type { Consumer, Kafka } from 'kafkajs';
-import { consumerConfig, TopicLayout, type KafkaClientSettings, type Logger, type PositionEvent } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { consumerConfig, type KafkaClientSettings } from '@fleet/shared/kafka/client';
+import { TopicLayout } from '@fleet/shared/kafka/topic-layout';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 
 export type Deliver = (event: PositionEvent, partition: number) => void;
 

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
-import { commonEnv, integer, loadConfig, optionalString, positiveInt } from '@fleet/shared';
+import { commonEnv, loadConfig, optionalString, positiveInt } from '@fleet/shared/config';
+import { integer } from '@fleet/shared/schemas/checks';
 import { writePathEnv } from '../config';
 
 const port = (fallback: number) => z.coerce.number().check(integer()).min(0).max(65535).default(fallback);

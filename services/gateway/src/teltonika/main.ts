@@ -1,6 +1,8 @@
 // Process entry point of the Teltonika listener. TELTONIKA_PORT=0 turns it off: the process says so and
 // ends, so that a deployment can keep the service and switch the protocol off.
-import { commandStopDeadlineMs, createLogger, runService } from '@fleet/shared';
+import { createLogger } from '@fleet/shared/logger';
+import { runService } from '@fleet/shared/service-runner';
+import { commandStopDeadlineMs } from '@fleet/shared/stop-deadline';
 import { teltonikaConfig } from './config';
 import { startTeltonika } from './start';
 

@@ -1,7 +1,7 @@
 // An AVL record as a position of this API: timestamp to gpsTime, coordinates, speed (km/h), angle,
 // satellites; altitude and every IO element into attributes, each element keyed by its id; IO 239
 // (ignition) to ignition, unknown when the record does not carry it.
-import type { Attributes } from '@fleet/shared';
+import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
 import type { AvlRecord } from './codec';
 
 /** Teltonika's IO element 239: ignition, 1 on. */

@@ -8,7 +8,9 @@
 // packet that fails its CRC or its structure is not acknowledged and stores nothing, and the connection
 // is closed; so is one whose records could not be committed, and the device sends them again.
 import type { Socket } from 'node:net';
-import { AppError, type Logger, type TripLocationCommand } from '@fleet/shared';
+import type { Logger } from '@fleet/shared/logger';
+import { AppError } from '@fleet/shared/errors';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { DeviceRegistry } from '../devices/device-registry';
 import type { CommandBus } from '../kafka/command-bus';
 import type { TrackerPositionSchema } from '../trip-locations/trip-request';

@@ -4,15 +4,12 @@
 // METRICS_PORT.
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import {
-  createKafka,
-  createKafkaOutageMetrics,
-  createLogger,
-  createMetricsRegistry,
-  createPool,
-  topicsFor,
-  type Logger,
-} from '@fleet/shared';
+import { createPool } from '@fleet/shared/db/pool';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
+import { topicsFor } from '@fleet/shared/kafka/topics';
+import { createLogger, type Logger } from '@fleet/shared/logger';
+import { createMetricsRegistry } from '@fleet/shared/metrics';
 import { DeviceRegistry } from '../devices/device-registry';
 import { registryLookups } from '../devices/device-store';
 import { trackerSubject } from '../devices/record-tracker-positions';

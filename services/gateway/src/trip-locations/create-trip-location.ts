@@ -1,7 +1,9 @@
 // Use case: a device reports a position. Validated here, stored by the trip-writer, answered once the
 // row is committed. Keyed by IMEI so each device's positions stay in order on one partition. A token
 // restricted to one device writes only that device's positions.
-import { AppError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { CommandBus } from '../kafka/command-bus';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';

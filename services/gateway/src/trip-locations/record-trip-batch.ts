@@ -7,7 +7,11 @@
 // partition its single posts land on, so its order holds. A token restricted to one device has the
 // whole batch refused when any position names another device: nothing is stored.
 import { z } from 'zod';
-import { AppError, maxLength, minLength, typeError, type CommandReply, type TripLocationCommand } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { maxLength, minLength } from '@fleet/shared/schemas/checks';
+import { typeError } from '@fleet/shared/schemas/issue-wording';
+import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '../validation-error';
 import type { TripWriteDeps } from './create-trip-location';

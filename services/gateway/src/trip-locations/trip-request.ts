@@ -5,7 +5,7 @@
 // that is set: each distinct old day costs the writer a partition, so an unbounded past would let one
 // token fill the table with thousands of them, and a position past retention would only be dropped.
 import ms from 'ms';
-import { trackerPositionSchema, tripLocationRequestSchema } from '@fleet/shared';
+import { trackerPositionSchema, tripLocationRequestSchema } from '@fleet/shared/schemas/trip-location.schema';
 import type { z } from 'zod';
 
 const DAY_MS = 86_400_000;

@@ -3,7 +3,8 @@
 // group. A key belongs to the token's subject: the command id is derived from both. A 503 does not say whether the group was stored (the writer may store it once its database is
 // back), so it hands the key to the client: a retry with it cannot create the group twice.
 import { randomUUID } from 'node:crypto';
-import { AppError, commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
+import { commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared/schemas/vehicle-group.schema';
 import { validationError } from '../validation-error';
 import { toCreationResult, type CreationResult, type WriteDeps } from '../trip-locations/create-trip-location';
 

@@ -3,7 +3,7 @@
 // created meanwhile is never answered twice. A group's vehicle ids come in ascending order: a group is a
 // set (duplicates were collapsed when it was created).
 import type { Pool } from 'pg';
-import { AppError } from '@fleet/shared';
+import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '../database-read';
 import { invalidParameter, parseLimit } from '../query-parameters';
 
