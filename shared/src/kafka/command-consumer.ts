@@ -14,6 +14,7 @@ import { consumerConfig, producerConfig, type KafkaClientSettings } from './clie
 import { InFlight } from './in-flight';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
+import { produceRounds } from './produce-size';
 import { RenewingProducer } from './renewing-producer';
 import { storeIsolatingRefusals } from './refusal-isolation';
 import {
@@ -22,7 +23,6 @@ import {
   isRefused,
   isStored,
   outgoingMessages,
-  produceRounds,
   type HandledCommand,
   type Outgoing,
   type StoredCommand,

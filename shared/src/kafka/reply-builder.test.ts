@@ -1,6 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { REPLIES_PER_MESSAGE } from '../schemas/reply.schema';
-import { addressedReply, deadLetter, outgoingMessages, PRODUCE_BYTES, produceRounds, replyFor, type Outgoing } from './reply-builder';
+import { PRODUCE_BYTES, produceRounds } from './produce-size';
+import { addressedReply, deadLetter, outgoingMessages, replyFor, type Outgoing } from './reply-builder';
 import { headers } from './topics';
 
 function message(messageHeaders: Record<string, string>, offset = '7'): KafkaMessage {

@@ -1,5 +1,5 @@
 import type { TopicMessages } from 'kafkajs';
-import { messageBytes, PRODUCE_BYTES } from '@fleet/shared/kafka/reply-builder';
+import { messageBytes, PRODUCE_BYTES } from '@fleet/shared/kafka/produce-size';
 import { BatchingPublisher, byTopic, LeaderStillBusy, PublishTimedOut, type OutgoingCommand } from './batching-publisher';
 
 const command = (topic: string, correlationId: string): OutgoingCommand => ({ topic, correlationId, message: { value: correlationId } });

@@ -5,7 +5,7 @@
 // only the commands bound for it: the rest are stored and answered as if nothing had happened.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, TopicMessages } from 'kafkajs';
-import { messageBytes } from '@fleet/shared/kafka/reply-builder';
+import { messageBytes } from '@fleet/shared/kafka/produce-size';
 
 export interface OutgoingCommand {
   topic: string;

@@ -9,7 +9,7 @@ import type { Logger } from '@fleet/shared/logger';
 import { AppError } from '@fleet/shared/errors';
 import { KAFKA_REQUEST_TIMEOUT_MS, producerConfig, type KafkaClientSettings } from '@fleet/shared/kafka/client';
 import { RenewingProducer } from '@fleet/shared/kafka/renewing-producer';
-import { PRODUCE_BYTES } from '@fleet/shared/kafka/reply-builder';
+import { PRODUCE_BYTES } from '@fleet/shared/kafka/produce-size';
 import { TopicLayout } from '@fleet/shared/kafka/topic-layout';
 import { headers, type Topics } from '@fleet/shared/kafka/topics';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
