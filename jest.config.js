@@ -26,7 +26,8 @@ const common = {
   moduleNameMapper: {
     '^@fleet/shared/(.*)$': '<rootDir>/shared/src/$1',
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',
-    '^@fleet/gateway/teltonika/codec$': '<rootDir>/services/gateway/src/teltonika/codec.ts',
+    '^@fleet/write-path/(.*)$': '<rootDir>/shared/write-path/src/$1',
+    '^@fleet/teltonika/codec$': '<rootDir>/services/teltonika/src/codec.ts',
     '^@fleet/local-stack/kafka-cluster$': '<rootDir>/deploy/local/src/kafka-cluster.ts',
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',

@@ -212,7 +212,7 @@ function serviceProcesses(launcherPid: number): Record<string, number> {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     const match = /services\/([a-z-]+)\/dist\/main\.js/.exec(cmdline);
     if (match) found[match[1]!] = Number(pid);
-    else if (cmdline.includes('services/gateway/dist/teltonika/main.js')) found.teltonika = Number(pid);
+    else if (cmdline.includes('services/teltonika/dist/main.js')) found.teltonika = Number(pid);
   }
   return found;
 }

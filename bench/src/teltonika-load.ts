@@ -2,7 +2,7 @@
 // Codec 8 records one after the other, each once the last is acknowledged, as a tracker emptying its
 // buffer does. Counts acknowledged packets and their latency; a packet not acknowledged is an error.
 import net from 'node:net';
-import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '@fleet/gateway/teltonika/codec';
+import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '@fleet/teltonika/codec';
 
 export interface TeltonikaLoadResult {
   packets: number;

@@ -1,5 +1,6 @@
 // Environment parsing shared by every service: one zod schema per service, parsed once at start,
 // failing with a message that names each bad variable.
+import ms from 'ms';
 import { z } from 'zod';
 import { integer } from './schemas/checks';
 import { enumError } from './schemas/issue-wording';
@@ -97,3 +98,36 @@ export const commonEnv = {
  * soon as the one before it is answered, and the commands that arrived meanwhile share it.
  */
 export const kafkaLingerMs = z.coerce.number().check(integer()).min(0).max(1000).default(0);
+
+/** A duration in ms's notation (24h, 90m, 2d) or plain milliseconds; undefined for anything else or a negative one. */
+function durationMs(value: string): number | undefined {
+  try {
+    const parsed = ms(value as ms.StringValue) as number | undefined;
+    return parsed !== undefined && Number.isFinite(parsed) && parsed >= 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A duration variable (see durationMs), as milliseconds. */
+export function duration(fallback: string) {
+  return z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .default(fallback)
+      .transform((value, ctx) => {
+        const parsed = durationMs(value);
+        if (parsed === undefined) {
+          // Not final, so that the checks across variables below still run and report theirs too.
+          ctx.addIssue({
+            code: 'custom',
+            message: 'must be a duration such as 24h, 90m or 2d, or a number of milliseconds',
+            continue: true,
+          });
+          return z.NEVER;
+        }
+        return parsed;
+      }),
+  );
+}

@@ -70,6 +70,16 @@ export const errorCodes = {
 
 export type ErrorKind = keyof typeof errorCodes;
 
+/** What a refusal says besides its code and body; the HTTP edge turns each into a header, a TCP listener ignores them. */
+export interface ErrorFields {
+  /** The key a refused write is to be retried with, so that it is stored once. */
+  idempotencyKey?: string;
+  /** The scope the token lacks, which a client must ask its issuer for. */
+  missingScope?: string;
+  /** The rate limit that refused: its name, and the quota it allows per window. */
+  rateLimit?: { policy: string; quota: number; windowSeconds: number };
+}
+
 export interface AppErrorOptions {
   kind: ErrorKind;
   message?: string;
@@ -78,8 +88,7 @@ export interface AppErrorOptions {
   body?: Record<string, unknown>;
   /** Seconds a client should wait before retrying (503s and 429s). */
   retryAfterSeconds?: number;
-  /** Response headers the answer carries besides Retry-After, e.g. the key to retry with. */
-  headers?: Record<string, string>;
+  fields?: ErrorFields;
   cause?: unknown;
 }
 
@@ -91,7 +100,7 @@ export class AppError extends Error {
   readonly detail: string | undefined;
   readonly body: Record<string, unknown> | undefined;
   readonly retryAfterSeconds: number | undefined;
-  readonly headers: Readonly<Record<string, string>>;
+  readonly fields: Readonly<ErrorFields>;
 
   constructor(options: AppErrorOptions) {
     const known = errorCodes[options.kind];
@@ -102,7 +111,7 @@ export class AppError extends Error {
     this.detail = options.detail;
     this.body = options.body;
     this.retryAfterSeconds = options.retryAfterSeconds;
-    this.headers = options.headers ?? {};
+    this.fields = options.fields ?? {};
   }
 
   /** Rebuilds an error received by code from another process (a writer's reply). */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { importCategories } from '@fleet/gateway';
+import { categoryEvictor } from '../../services/gateway/src/categories/category-cache';
+import { categoryStore } from '../../services/gateway/src/categories/category-store';
 import { closeDb, db, signToken, TEST_API_KEY, testServers } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import {
@@ -207,15 +209,10 @@ describe('the cache', () => {
       'both cache entries',
     );
 
-    const result = await importCategories(
-      db(),
-      redis,
-      [
-        { ...category, name: 'Renamed by import', max_temperature: '9.5' },
-        { id: missing, name: 'Imported', min_temperature: '', max_temperature: '' },
-      ],
-      `${stack.prefix}:`,
-    );
+    const result = await importCategories({ store: categoryStore(db()), cache: categoryEvictor(redis, `${stack.prefix}:`) }, [
+      { ...category, name: 'Renamed by import', max_temperature: '9.5' },
+      { id: missing, name: 'Imported', min_temperature: '', max_temperature: '' },
+    ]);
     expect(result).toEqual({ total: 2, changed: expect.arrayContaining([category.id, missing]), cacheEvicted: true });
 
     const renamed = await getCategory(stack.url, category.id, TEST_API_KEY);
@@ -230,7 +227,7 @@ describe('the cache', () => {
     await getCategory(stack.url, category.id, TEST_API_KEY);
     const key = categoryCacheKey(stack.prefix, category.id);
     await waitFor(() => redis.exists(key).then((count) => count === 1), 'the cache entry');
-    const result = await importCategories(db(), redis, [category], `${stack.prefix}:`);
+    const result = await importCategories({ store: categoryStore(db()), cache: categoryEvictor(redis, `${stack.prefix}:`) }, [category]);
     expect(result.changed).toEqual([]);
     expect(await redis.exists(key)).toBe(1);
   });

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { createRedis } from '@fleet/gateway';
+import { createRedis } from '../../shared/write-path/src/redis';
 import { createCategoryCache } from '../../services/gateway/src/categories/category-cache';
+import { categoryStore } from '../../services/gateway/src/categories/category-store';
 import { createCategoryReader } from '../../services/gateway/src/categories/get-category';
 import { testServers, uniquePrefix, closeDb } from '../support/harness';
 import { buildCategory, categoryCacheKey, insertCategory } from './category-support';
@@ -38,7 +39,7 @@ function reader() {
     notFoundTtlSeconds: 30,
     logger: pino({ level: 'silent' }),
   });
-  return createCategoryReader({ pool, cache });
+  return createCategoryReader({ categories: categoryStore(pool), cache });
 }
 
 test('concurrent misses for one id make a single database query and all get the same body', async () => {

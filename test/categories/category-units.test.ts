@@ -2,7 +2,7 @@ import { DatabaseError } from 'pg';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '@fleet/shared/db/pg-errors';
 import { AppError } from '@fleet/shared/errors';
-import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
+import { generateApiKey, hashApiKey } from '../../services/gateway/src/api-keys/api-key-hash';
 import { parseApiKeyArgs } from '../../services/gateway/src/cli/api-key';
 import { csvToRows, parseCategoryFile } from '../../services/gateway/src/categories/category-file';
 import { toCategory } from '../../services/gateway/src/categories/category-store';

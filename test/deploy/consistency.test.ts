@@ -27,7 +27,7 @@ import {
 } from './deploy-files';
 import { processes } from './service-env';
 
-const runtimeStage = dockerfileStages(readRepoFile(dockerfilePath)).at(-1)!;
+const runtimeStage = dockerfileStages(readRepoFile(dockerfilePath)).find((stage) => stage.name === 'runtime')!;
 const compose = loadCompose();
 const k8s = renderKustomization(k8sBaseDir);
 /** Keys of the Secrets the base documents, for renders that leave the real Secret to the cluster. */

@@ -20,7 +20,9 @@ import {
 const source = readRepoFile(dockerfilePath);
 const stages = dockerfileStages(source);
 const buildStage = stages[0]!;
-const runtimeStage = stages.at(-1)!;
+const runtimeStage = stages.find((stage) => stage.name === 'runtime')!;
+/** One stage per service on top of the runtime, each with its own command (docker build --target <service>). */
+const serviceTargets = stages.filter((stage) => stage.baseImage === 'runtime');
 const workspaces = (JSON.parse(readRepoFile('package.json')) as { workspaces: string[] }).workspaces;
 
 function runCommands(stage: DockerStage): string[] {
@@ -46,7 +48,7 @@ describe('deploy/docker/Dockerfile', () => {
 
   test('builds in one node:24-bookworm-slim (Node 24 LTS) stage and runs from another', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage.baseImage).toBe('node:24-bookworm-slim');
+    for (const stage of [buildStage, runtimeStage]) expect(stage.baseImage).toBe('node:24-bookworm-slim');
     expect(runCommands(buildStage)).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npx tsc -b']));
   });
 
@@ -121,6 +123,7 @@ describe('deploy/docker/Dockerfile', () => {
       'services/gateway/dist/main.js',
       'services/trip-writer/dist/main.js',
       'services/group-writer/dist/main.js',
+      'services/teltonika/dist/main.js',
       'shared/dist/cli/migrate.js',
     ]) {
       expect(copiedDirs.some((dir) => entry.startsWith(`${dir}/`))).toBe(true);
@@ -132,11 +135,29 @@ describe('deploy/docker/Dockerfile', () => {
     const users = runtimeStage.instructions.filter((i) => i.getKeyword() === 'USER').map((i) => instructionWords(i)[0]!);
     const user = users.at(-1);
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
-    const cmd = runtimeStage.instructions
-      .filter((i) => i.getKeyword() === 'CMD')
-      .map(instructionWords)
-      .at(-1);
-    expect(cmd).toEqual(['node', 'services/gateway/dist/main.js']);
+    const commandOf = (stage: DockerStage) =>
+      stage.instructions
+        .filter((i) => i.getKeyword() === 'CMD')
+        .map(instructionWords)
+        .at(-1);
+    expect(stages.at(-1)!.name).toBe('gateway');
+    expect(commandOf(stages.at(-1)!)).toEqual(['node', 'services/gateway/dist/main.js']);
+  });
+
+  test('each service is a target of its own whose command starts it, and adds nothing but the command and its ports', () => {
+    expect(
+      Object.fromEntries(
+        serviceTargets.map((stage) => [stage.name, stage.instructions.filter((i) => i.getKeyword() === 'CMD').map(instructionWords)]),
+      ),
+    ).toEqual({
+      'trip-writer': [['node', 'services/trip-writer/dist/main.js']],
+      'group-writer': [['node', 'services/group-writer/dist/main.js']],
+      teltonika: [['node', 'services/teltonika/dist/main.js']],
+      gateway: [['node', 'services/gateway/dist/main.js']],
+    });
+    for (const stage of serviceTargets) {
+      expect(stage.instructions.map((i) => i.getKeyword()).filter((keyword) => !['FROM', 'CMD', 'EXPOSE'].includes(keyword))).toEqual([]);
+    }
   });
 
   test('.dockerignore keeps dependencies and build output out of the context but lets every needed file in', () => {

@@ -2,7 +2,7 @@
 // few variables a deployment may leave unset, each with the reason.
 import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/config';
 import { groupWriterEnvNames } from '../../services/group-writer/src/config';
-import { teltonikaEnvNames } from '../../services/gateway/src/teltonika/config';
+import { teltonikaEnvNames } from '../../services/teltonika/src/config';
 import { createTopicsEnvNames } from '../../shared/src/kafka/create-topics-config';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS } from '../../shared/src/stop-deadline';
 import { tripWriterEnvNames } from '../../services/trip-writer/src/config';

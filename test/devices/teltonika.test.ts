@@ -4,16 +4,9 @@
 // the rows as soon as the acknowledgement arrives.
 import net from 'node:net';
 import { freePort } from '../../deploy/local/src/apache-kafka';
-import {
-  CODEC_8,
-  CODEC_8E,
-  encodeAvlData,
-  framePacket,
-  imeiHandshake,
-  type RecordToEncode,
-} from '../../services/gateway/src/teltonika/codec';
-import { teltonikaConfig } from '../../services/gateway/src/teltonika/config';
-import { startTeltonika, type TeltonikaListener } from '../../services/gateway/src/teltonika/start';
+import { CODEC_8, CODEC_8E, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/teltonika/src/codec';
+import { teltonikaConfig } from '../../services/teltonika/src/config';
+import { startTeltonika, type TeltonikaListener } from '../../services/teltonika/src/start';
 import { eventually } from '../support/eventually';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';

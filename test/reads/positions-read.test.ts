@@ -2,6 +2,7 @@
 // (late ones included), history pages that cover a range exactly once, and every refusal.
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { positionStore } from '../../services/gateway/src/positions/position-store';
 import { createPositionReader } from '../../services/gateway/src/positions/read-positions';
 import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
 
@@ -133,7 +134,7 @@ describe('last location', () => {
     const [first, second] = [uniqueImei(), uniqueImei()];
     const firstId = await postTrip(buildTrip({ imei: first, gpsTime: '2026-11-22T12:00:00.123Z' }));
     const secondId = await postTrip(buildTrip({ imei: second, gpsTime: '2026-11-22T12:30:00Z' }));
-    const reader = createPositionReader({ pool: db() });
+    const reader = createPositionReader({ positions: positionStore(db()) });
 
     // Asked in one turn of the event loop: the reader serves them with one lookup.
     const answers = await Promise.allSettled([first, uniqueImei(), second, first].map((imei) => reader.lastLocation(imei)));

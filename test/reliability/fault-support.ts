@@ -12,7 +12,7 @@ import { headers as kafkaHeaders } from '@fleet/shared/kafka/topics';
 import { createLogger } from '@fleet/shared/logger';
 import { writerConfig } from '@fleet/shared/writer-service';
 import { gatewayConfig } from '@fleet/gateway';
-import { PROBE_HEADER } from '../../services/gateway/src/kafka/reply-listener';
+import { PROBE_HEADER } from '../../shared/write-path/src/kafka/reply-listener';
 import { baseEnv, buildGroup, buildTrip, db, signToken, storedTripCount, testServers, uniquePrefix } from '../support/harness';
 import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';

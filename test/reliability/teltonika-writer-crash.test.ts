@@ -4,7 +4,7 @@
 // be stored exactly once: none lost with a killed writer, none twice from a resend.
 import net from 'node:net';
 import { freePort } from '../../deploy/local/src/apache-kafka';
-import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/gateway/src/teltonika/codec';
+import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/teltonika/src/codec';
 import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/kafka';
 import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/harness';

@@ -4,7 +4,7 @@
 // reaches the database. (No key, a wrong key and a JWT instead of a key are in test/categories.)
 import { randomUUID } from 'node:crypto';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
-import { hashApiKey } from '../../services/gateway/src/api-keys/api-key-store';
+import { hashApiKey } from '../../services/gateway/src/api-keys/api-key-hash';
 import { baseEnv, closeDb, db, TEST_API_KEY, provisionedPrefix } from '../support/harness';
 import { databaseState } from '../support/database-state';
 import { closeKafka } from '../support/kafka';

@@ -23,5 +23,5 @@ export const serviceEntry: Record<ServiceName, string> = {
   gateway: 'services/gateway/dist/main.js',
   'trip-writer': 'services/trip-writer/dist/main.js',
   'group-writer': 'services/group-writer/dist/main.js',
-  teltonika: 'services/gateway/dist/teltonika/main.js',
+  teltonika: 'services/teltonika/dist/main.js',
 };

@@ -14,24 +14,30 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { createLogger, type Logger } from '@fleet/shared/logger';
 import { commandDrainMs } from '@fleet/shared/stop-deadline';
 import { createApiKeyAuth } from './api-keys/api-key-auth';
+import { activeApiKeyHashes } from './api-keys/api-key-store';
 import { createTokenVerifier } from './auth/token-verifier';
 import { createCategoryCache } from './categories/category-cache';
+import { categoryStore } from './categories/category-store';
 import { createCategoryReader } from './categories/get-category';
-import { DeviceRegistry } from './devices/device-registry';
-import { registryLookups } from './devices/device-store';
+import { DeviceRegistry } from '@fleet/write-path/devices/device-registry';
+import { registryLookups } from '@fleet/write-path/devices/registry-lookups';
+import { createRedis, REDIS_CONNECT_TIMEOUT_MS } from '@fleet/write-path/redis';
 import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
 import { answerClientError } from './http/client-errors';
 import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
-import { findMissedPositions } from './positions/position-store';
+import { deviceStatusStore } from './positions/device-status-store';
+import { findMissedPositions, positionStore } from './positions/position-store';
+import { deviceEnrolment } from './devices/device-store';
+import { groupStore } from './vehicle-groups/group-store';
 import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
-import type { CommandBus } from './kafka/command-bus';
+import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
 import { PositionFeed } from './streams/position-feed';
-import { createWritePath } from './write-path';
+import { createWritePath } from '@fleet/write-path/write-path';
 import { createGatewayMetrics } from './metrics';
-import { trackerPositionRequestSchema, tripRequestSchema } from './trip-locations/trip-request';
+import { trackerPositionRequestSchema, tripRequestSchema } from '@fleet/write-path/trip-request';
 
 export { gatewayConfig, type GatewayConfig } from './config';
 export { importCategories, type ImportResult } from './categories/import-categories';
@@ -50,7 +56,6 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
-const REDIS_CONNECT_TIMEOUT_MS = 2000;
 const PING_RETRY_PAUSE_MS = 50;
 
 /**
@@ -99,19 +104,6 @@ async function reach<T>(what: string, attempt: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw new StartupError(`${what}: ${(error as Error).message || String(error)}`);
   }
-}
-
-export function createRedis(url: string, commandTimeoutMs: number): Redis {
-  return new Redis(url, {
-    lazyConnect: true,
-    // Fail a command at once while Redis is away instead of queueing it: the cache is optional.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    enableAutoPipelining: true,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
 }
 
 export async function start(config: GatewayConfig, logger: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<Gateway> {
@@ -172,7 +164,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   });
 
   const apiKeys = createApiKeyAuth({
-    pool,
+    storedKeys: () => activeApiKeyHashes(pool),
     configuredKeys: config.API_KEYS,
     refreshSeconds: config.API_KEY_REFRESH_SECONDS,
     logger,
@@ -221,7 +213,13 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   const { app, listener, streams } = createHttp({
     logger,
     trustProxy: config.TRUST_PROXY,
-    health: { pool, redis, bus, missingTopics: () => missingTopics(topicAdmin, neededTopics), isStopping: () => stopping },
+    health: {
+      pingDatabase: () => pool.query('SELECT 1'),
+      pingCache: () => redis.ping(),
+      bus,
+      missingTopics: () => missingTopics(topicAdmin, neededTopics),
+      isStopping: () => stopping,
+    },
     writes: {
       bus,
       topics,
@@ -238,7 +236,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       limits,
       tripRequest: tripRequestSchema(timeWindow),
     },
-    pool,
+    enrolment: deviceEnrolment(pool),
     trackers: {
       registry: new DeviceRegistry(registryLookups(pool)),
       trackerPosition: trackerPositionRequestSchema(timeWindow),
@@ -247,7 +245,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     apiKeys,
     categories: {
       reader: createCategoryReader({
-        pool,
+        categories: categoryStore(pool),
         cache: createCategoryCache({
           redis,
           prefix: config.CACHE_KEY_PREFIX,
@@ -262,10 +260,10 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
-      reader: createPositionReader({ pool }),
-      statuses: createDeviceStatusReader({ pool, offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
+      reader: createPositionReader({ positions: positionStore(pool) }),
+      statuses: createDeviceStatusReader({ devices: deviceStatusStore(pool), offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
-    groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(pool) },
+    groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(pool)) },
     streams: {
       feed,
       findMissed: (request) => findMissedPositions(pool, request),

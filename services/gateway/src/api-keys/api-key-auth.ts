@@ -3,14 +3,13 @@
 // waits on the database to be authenticated. The presented key is hashed and compared with every
 // digest in constant time, without stopping at a match.
 import { timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
-import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared/logger';
 import { AppError } from '@fleet/shared/errors';
-import { activeApiKeyHashes, hashApiKey } from './api-key-store';
+import { hashApiKey } from './api-key-hash';
 
 export interface ApiKeyAuthOptions {
-  pool: Pool;
+  /** The digests of the keys stored and active now (api-key-store.ts reads them from PostgreSQL). */
+  storedKeys: () => Promise<Buffer[]>;
   configuredKeys: readonly string[];
   refreshSeconds: number;
   logger: Logger;
@@ -23,8 +22,6 @@ export interface ApiKeyAuth {
   stop(): void;
   /** Throws the 401 unless the Authorization header is an accepted key, as is (no scheme). */
   requireKey(authorization: string | undefined): void;
-  /** requireKey as a middleware. */
-  middleware: RequestHandler;
 }
 
 export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
@@ -34,7 +31,7 @@ export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
   let failing = false;
 
   async function refresh(): Promise<void> {
-    const stored = await activeApiKeyHashes(options.pool);
+    const stored = await options.storedKeys();
     accepted = [...configured, ...stored];
   }
 
@@ -79,9 +76,5 @@ export function createApiKeyAuth(options: ApiKeyAuthOptions): ApiKeyAuth {
       clearInterval(timer);
     },
     requireKey,
-    middleware(req, _res, next) {
-      requireKey(req.headers.authorization);
-      next();
-    },
   };
 }

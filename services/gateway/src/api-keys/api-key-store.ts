@@ -1,16 +1,7 @@
 // API keys in PostgreSQL. Only the SHA-256 digest of a key is stored: a leaked table grants nothing,
 // and the key itself is shown once, when it is created.
-import { createHash, randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-
-export function hashApiKey(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
-}
-
-/** 32 random bytes, base64url: 43 characters that survive a header and a shell unquoted. */
-export function generateApiKey(): string {
-  return randomBytes(32).toString('base64url');
-}
+import { generateApiKey, hashApiKey } from './api-key-hash';
 
 export class ApiKeyLabelTaken extends Error {
   override name = 'ApiKeyLabelTaken';

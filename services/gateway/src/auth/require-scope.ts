@@ -25,8 +25,7 @@ export function checkScope(token: VerifiedToken, scope: Scope, required: boolean
   throw new AppError({
     kind: 'scopeMissing',
     detail: `the token's scope claim lacks ${scope}`,
-    // RFC 6750 §3.1: the answer names the scope a client must ask its issuer for.
-    headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+    fields: { missingScope: scope },
   });
 }
 

@@ -4,6 +4,7 @@
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@fleet/shared/logger';
+import type { CategoryEvictor } from './import-categories';
 import type { CacheLookupCounter } from '../metrics';
 
 export const NOT_FOUND = Symbol('category not found');
@@ -103,4 +104,9 @@ export async function evictCategories(redis: Redis, prefix: string, ids: readonl
   for (let start = 0; start < ids.length; start += BATCH) {
     await redis.del(...ids.slice(start, start + BATCH).map((id) => categoryCacheKey(prefix, id)));
   }
+}
+
+/** The import's evictor over this Redis. */
+export function categoryEvictor(redis: Redis, prefix: string): CategoryEvictor {
+  return { evict: (ids) => evictCategories(redis, prefix, ids) };
 }

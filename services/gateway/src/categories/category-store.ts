@@ -1,6 +1,8 @@
 // Product categories in PostgreSQL: the read by id and the bulk upsert of an import.
 import type { Pool } from 'pg';
 import type { Category } from './category.schema';
+import type { CategoryFinder } from './get-category';
+import type { CategoryWriter } from './import-categories';
 
 /** A row as pg returns it: `numeric` arrives as a string to keep its precision. */
 export interface CategoryRow {
@@ -74,4 +76,9 @@ export async function upsertCategories(pool: Pool, categories: readonly Category
     client.release();
   }
   return changed;
+}
+
+/** The category reader's finder and the import's writer over this database. */
+export function categoryStore(pool: Pool): CategoryFinder & CategoryWriter {
+  return { findCategory: (id) => findCategory(pool, id), upsertCategories: (categories) => upsertCategories(pool, categories) };
 }

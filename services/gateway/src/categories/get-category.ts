@@ -1,14 +1,12 @@
 // The product category read: validate the id, answer from the cache, else from PostgreSQL (one query
 // per id however many requests miss at once) and fill the cache. The result is the response body,
 // serialised once, so a cache hit is sent as the bytes Redis returned.
-import type { Pool } from 'pg';
 import { z } from 'zod';
 import { AppError } from '@fleet/shared/errors';
 import { formatName, issueCode, receivedType } from '@fleet/shared/schemas/issue-wording';
-import { fromDatabase } from '../database-read';
+import { fromDatabase } from '@fleet/shared/db/database-read';
 import { NOT_FOUND, type CategoryCache } from './category-cache';
 import { categoryParamsSchema, type Category } from './category.schema';
-import { findCategory } from './category-store';
 
 /** The 400 of a category id that is not a UUID: the interface fixes its body, which has no `code`. */
 export class CategoryIdError extends AppError {
@@ -81,8 +79,13 @@ export function categoryBody(category: Category): string {
   });
 }
 
+/** Where categories are stored (category-store.ts holds them in PostgreSQL). */
+export interface CategoryFinder {
+  findCategory(id: string): Promise<Category | undefined>;
+}
+
 export interface CategoryReaderDeps {
-  pool: Pool;
+  categories: CategoryFinder;
   cache: CategoryCache;
 }
 
@@ -95,7 +98,7 @@ export function createCategoryReader(deps: CategoryReaderDeps): CategoryReader {
   const loading = new Map<string, Promise<string | null>>();
 
   async function loadFromDatabase(id: string): Promise<string | null> {
-    const category = await fromDatabase(() => findCategory(deps.pool, id));
+    const category = await fromDatabase(() => deps.categories.findCategory(id));
     const body = category ? categoryBody(category) : null;
     deps.cache.set(id, body);
     return body;

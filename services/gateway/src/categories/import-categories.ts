@@ -1,11 +1,7 @@
 // Importing product categories (the spec has no write operation for them): validate every row, upsert
 // by id, then evict the inserted or changed ids from the cache so reads see the new values at once.
 // Used by `npm run categories -- import` and by the local launcher to seed development data.
-import type { Redis } from 'ioredis';
-import type { Pool } from 'pg';
 import { categoryRowSchema, type Category } from './category.schema';
-import { evictCategories } from './category-cache';
-import { upsertCategories } from './category-store';
 
 export class CategoryImportError extends Error {
   override name = 'CategoryImportError';
@@ -47,18 +43,30 @@ export interface ImportResult {
   cacheEvicted: boolean;
 }
 
-export async function importCategories(
-  pool: Pool,
-  redis: Redis | undefined,
-  rows: readonly unknown[],
-  cacheKeyPrefix: string,
-): Promise<ImportResult> {
+/** Where categories are stored (category-store.ts: PostgreSQL). */
+export interface CategoryWriter {
+  /** Inserts or updates each category; resolves with the ids inserted or changed. */
+  upsertCategories(categories: readonly Category[]): Promise<string[]>;
+}
+
+/** The cache the reads fill (category-cache.ts: Redis), from which changed categories are evicted. */
+export interface CategoryEvictor {
+  evict(ids: readonly string[]): Promise<void>;
+}
+
+export interface CategoryImportDeps {
+  store: CategoryWriter;
+  /** Undefined when the cache could not be reached at all. */
+  cache: CategoryEvictor | undefined;
+}
+
+export async function importCategories(deps: CategoryImportDeps, rows: readonly unknown[]): Promise<ImportResult> {
   const categories = validateCategoryRows(rows);
-  const changed = await upsertCategories(pool, categories);
-  let cacheEvicted = redis !== undefined;
-  if (redis && changed.length > 0) {
+  const changed = await deps.store.upsertCategories(categories);
+  let cacheEvicted = deps.cache !== undefined;
+  if (deps.cache && changed.length > 0) {
     try {
-      await evictCategories(redis, cacheKeyPrefix, changed);
+      await deps.cache.evict(changed);
     } catch {
       cacheEvicted = false;
     }

@@ -5,9 +5,11 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { loadConfig, postgresUrl, redisUrl } from '@fleet/shared/config';
 import { createPool } from '@fleet/shared/db/pool';
+import { categoryEvictor } from '../categories/category-cache';
 import { readCategoryFile } from '../categories/category-file';
+import { categoryStore } from '../categories/category-store';
 import { CategoryImportError, importCategories } from '../categories/import-categories';
-import { cacheKeyPrefix } from '../config';
+import { cacheKeyPrefix } from '@fleet/write-path/write-path-config';
 import { positionals, runAsProgram, type CliIo } from './cli-io';
 
 const USAGE = 'usage: npm run categories -- import <file.json|file.csv>';
@@ -43,7 +45,10 @@ export async function runCategoriesCli(args: readonly string[], io: CliIo): Prom
   const pool = createPool({ connectionString: config.DATABASE_URL, max: 1, applicationName: 'fleet-categories-cli' });
   const redis = await connectRedis(config.REDIS_URL);
   try {
-    const result = await importCategories(pool, redis, rows, config.CACHE_KEY_PREFIX);
+    const result = await importCategories(
+      { store: categoryStore(pool), cache: redis && categoryEvictor(redis, config.CACHE_KEY_PREFIX) },
+      rows,
+    );
     io.err(`imported ${result.total} categories: ${result.changed.length} inserted or changed`);
     if (!result.cacheEvicted && result.changed.length > 0) {
       io.err('warning: Redis was unreachable, so cached copies of the changed categories stay until their TTL ends');

@@ -3,9 +3,9 @@
 import type { Pool } from 'pg';
 import { isUniqueViolation } from '@fleet/shared/db/pg-errors';
 import { AppError } from '@fleet/shared/errors';
-import { fromDatabase } from '../database-read';
-import { hashDeviceKey, newDeviceKey } from './device-keys';
-import type { Registration, RegistryLookups } from './device-registry';
+import { fromDatabase } from '@fleet/shared/db/database-read';
+import type { DeviceEnrolment } from './register-device';
+import { hashDeviceKey, newDeviceKey } from '@fleet/write-path/devices/device-keys';
 
 export interface Device {
   imei: string;
@@ -72,31 +72,7 @@ export async function listDevices(pool: Pool): Promise<Device[]> {
   return result.rows.map(toDevice);
 }
 
-/** The device a key belongs to, or undefined. */
-export async function deviceOfKeyHash(pool: Pool, keyHash: Buffer): Promise<string | undefined> {
-  const result = await pool.query<{ imei: string }>({
-    name: 'device-of-key',
-    text: 'SELECT imei FROM devices WHERE key_hash = $1',
-    values: [keyHash],
-  });
-  return result.rows[0]?.imei;
-}
-
-/** A registered device's registration: since when its key has been the one it has; undefined when it is not registered. */
-export async function deviceRegistration(pool: Pool, imei: string): Promise<Registration | undefined> {
-  const result = await pool.query<{ key_since: Date }>({
-    name: 'device-registration',
-    text: 'SELECT coalesce(key_rotated_at, created_at) AS key_since FROM devices WHERE imei = $1',
-    values: [imei],
-  });
-  const row = result.rows[0];
-  return row && { keySince: row.key_since.getTime() };
-}
-
-/** The registry's lookups in this database, as DeviceRegistry asks them. */
-export function registryLookups(pool: Pool): RegistryLookups {
-  return {
-    deviceOfKeyHash: (keyHash) => deviceOfKeyHash(pool, keyHash),
-    deviceRegistration: (imei) => deviceRegistration(pool, imei),
-  };
+/** Registration over this database, as the register route asks it. */
+export function deviceEnrolment(pool: Pool): DeviceEnrolment {
+  return { addDevice: (imei, name) => addDevice(pool, imei, name) };
 }

@@ -6,13 +6,10 @@
 import { AppError } from '@fleet/shared/errors';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import type { CommandBus } from '../kafka/command-bus';
-import type { TrackerPositionSchema } from '../trip-locations/trip-request';
-import { validationError } from '../validation-error';
+import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
+import type { TrackerPositionSchema } from '@fleet/write-path/trip-request';
+import { validationError } from '@fleet/shared/schemas/validation-error';
 import type { FieldNames, OsmandPosition } from './osmand';
-
-/** Rate limits count a tracker, whatever its protocol, under its device, as a token's subject is counted. */
-export const trackerSubject = (imei: string) => `device:${imei}`;
 
 export interface TrackerWriteDeps {
   bus: CommandBus;

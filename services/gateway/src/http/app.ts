@@ -4,9 +4,9 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared/logger';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
+import type { DeviceEnrolment } from '../devices/register-device';
 import type { GatewayMetrics } from '../metrics';
 import { accessCheck } from './access';
 import { categoryHandlers, undecodableCategoryId, type CategoryRoutesDeps } from './category-routes';
@@ -39,8 +39,8 @@ export interface AppDeps {
   positions: PositionRoutesDeps;
   groups: GroupRoutesDeps;
   streams: StreamRoutesDeps;
-  /** The device registry's table, for registering devices. */
-  pool: Pool;
+  /** Where the register route adds devices. */
+  enrolment: DeviceEnrolment;
   /** What the tracker protocols' routes need besides the write routes' dependencies. */
   trackers: Omit<OsmandRoutesDeps, 'writes' | 'countDropped'>;
   metrics: GatewayMetrics;
@@ -72,7 +72,7 @@ export function createHttp(deps: AppDeps): Http {
     ...categoryHandlers(deps.categories),
     ...writeHandlers(deps.writes),
     ...tripBatchHandler(deps.writes),
-    ...deviceHandlers({ writes: deps.writes, positions: deps.positions, pool: deps.pool }),
+    ...deviceHandlers({ writes: deps.writes, positions: deps.positions, enrolment: deps.enrolment }),
     ...groupHandlers(deps.groups),
     ...stream.handlers,
     ...positionHandlers(deps.positions),

@@ -2,11 +2,10 @@
 // body is read as on the write routes; and the list of devices with their status (scope positions:read),
 // which a token bound to one device may not read.
 import express from 'express';
-import type { Pool } from 'pg';
 import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
-import { registerDevice } from '../devices/register-device';
+import { registerDevice, type DeviceEnrolment } from '../devices/register-device';
 import type { PositionRoutesDeps } from './position-routes';
 import { bodyOf, queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
@@ -15,7 +14,7 @@ import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './writ
 export interface DeviceRoutesDeps {
   writes: WriteRoutesDeps;
   positions: PositionRoutesDeps;
-  pool: Pool;
+  enrolment: DeviceEnrolment;
 }
 
 export function deviceHandlers(deps: DeviceRoutesDeps): Pick<RouteHandlers, 'registerDevice' | 'listDevices'> {
@@ -24,7 +23,7 @@ export function deviceHandlers(deps: DeviceRoutesDeps): Pick<RouteHandlers, 'reg
     async registerDevice(req, res) {
       const device = deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim);
       await acceptBody(deps.writes, parsers, req, res);
-      sendJson(res, 200, await registerDevice(bodyOf(req), device, deps.pool));
+      sendJson(res, 200, await registerDevice(bodyOf(req), device, deps.enrolment));
     },
     async listDevices(req, res) {
       if (deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim) !== undefined) {

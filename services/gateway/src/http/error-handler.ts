@@ -63,11 +63,26 @@ export function httpStatusOf(error: AppError): number {
   return STATUS[error.category];
 }
 
+/** The headers a refusal's fields become: the edge's business, not the use case's. */
+export function fieldHeaders({ fields, retryAfterSeconds }: AppError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (fields.idempotencyKey !== undefined) headers['Idempotency-Key'] = fields.idempotencyKey;
+  // RFC 6750 §3.1: the answer names the scope a client must ask its issuer for.
+  if (fields.missingScope !== undefined) headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${fields.missingScope}"`;
+  if (fields.rateLimit !== undefined) {
+    // draft-ietf-httpapi-ratelimit-headers-10: the policy's quota and window, and nothing left until it resets.
+    const { policy, quota, windowSeconds } = fields.rateLimit;
+    headers['RateLimit-Policy'] = `"${policy}";q=${quota};w=${windowSeconds}`;
+    headers.RateLimit = `"${policy}";r=0;t=${retryAfterSeconds ?? windowSeconds}`;
+  }
+  return headers;
+}
+
 export function sendError(res: Answer, error: AppError): void {
   // Read by observe-requests.ts, which counts answers by code.
   res.locals.errorCode = error.code;
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(fieldHeaders(error))) res.setHeader(name, value);
   sendJson(res, httpStatusOf(error), error);
 }
 

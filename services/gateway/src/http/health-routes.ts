@@ -1,16 +1,16 @@
 // Liveness and readiness. /readyz answers 503 only when this instance cannot do its job: PostgreSQL or
 // Kafka does not answer, a topic it needs is missing, or it is stopping. Redis is a cache: while it is
 // away, category reads are served from PostgreSQL, so the instance stays ready and says "degraded".
-import type { Redis } from 'ioredis';
-import type { Pool } from 'pg';
 import { missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
-import type { CommandBus } from '../kafka/command-bus';
+import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
 import type { RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
 
 export interface HealthDeps {
-  pool: Pool;
-  redis: Redis;
+  /** Resolve when PostgreSQL answers, reject when it does not. */
+  pingDatabase: () => Promise<unknown>;
+  /** The same of Redis. */
+  pingCache: () => Promise<unknown>;
   bus: CommandBus;
   /** The topics this gateway needs that the broker does not have. */
   missingTopics: () => Promise<string[]>;
@@ -35,8 +35,8 @@ export function healthHandlers(deps: HealthDeps): Pick<RouteHandlers, 'liveness'
     },
     async readiness(_req, res) {
       const [postgres, redis, missing] = await Promise.all([
-        check(() => deps.pool.query('SELECT 1')),
-        check(() => deps.redis.ping()),
+        check(deps.pingDatabase),
+        check(deps.pingCache),
         deps.bus.isReady() ? deps.missingTopics().catch(() => undefined) : Promise.resolve(undefined),
       ]);
       const kafka: State = missing?.length === 0 ? 'up' : 'down';

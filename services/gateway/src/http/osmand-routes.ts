@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import { AppError } from '@fleet/shared/errors';
-import type { DeviceRegistry } from '../devices/device-registry';
+import type { DeviceRegistry } from '@fleet/write-path/devices/device-registry';
 import {
   JSON_FIELDS,
   positionFromJson,
@@ -15,8 +15,9 @@ import {
   type OsmandPosition,
   type SpeedUnit,
 } from '../devices/osmand';
-import { recordTrackerPositions, trackerSubject } from '../devices/record-tracker-positions';
-import type { TrackerPositionSchema } from '../trip-locations/trip-request';
+import { trackerSubject } from '@fleet/write-path/rate-limits/write-limits';
+import { recordTrackerPositions } from '../devices/record-tracker-positions';
+import type { TrackerPositionSchema } from '@fleet/write-path/trip-request';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
 import { bodyOf, queryOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';

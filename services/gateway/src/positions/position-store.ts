@@ -10,7 +10,8 @@
 import type { Pool } from 'pg';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
-import { isoMillis, timestampsAsText } from './stored-time';
+import type { HistoryPageQuery, PositionFinder, StoredPosition } from './read-positions';
+import { epochMicros, isoMillis, timestampsAsText } from './stored-time';
 
 /** A position as the read routes answer it: the shape live streams send too (shared's PositionEvent). */
 export type Position = PositionEvent;
@@ -132,21 +133,6 @@ export async function findLastLocations(pool: Pool, imeis: readonly string[]): P
   return new Map(result.rows.map((row) => [row.imei, toPosition(row)]));
 }
 
-export interface HistoryPageQuery {
-  imei: string;
-  from: Date;
-  to: Date;
-  /** Exact timestamp text of the last position already answered; absent on a first page. */
-  after?: string;
-  limit: number;
-}
-
-export interface StoredPosition {
-  position: Position;
-  /** Its exact gps_time as PostgreSQL's text, microseconds included; epochMicros reads it. */
-  exactGpsTime: string;
-}
-
 /** Up to `limit` positions of the device in [from, to) after `after`, oldest first. */
 export async function findHistoryPage(pool: Pool, query: HistoryPageQuery): Promise<StoredPosition[]> {
   const result = await pool.query<PositionRow>({
@@ -155,5 +141,13 @@ export async function findHistoryPage(pool: Pool, query: HistoryPageQuery): Prom
     values: [query.imei, query.from, query.to, query.after ?? '-infinity', query.limit],
     types: timestampsAsText,
   });
-  return result.rows.map((row) => ({ position: toPosition(row), exactGpsTime: row.gps_time }));
+  return result.rows.map((row) => ({ position: toPosition(row), gpsTimeMicros: epochMicros(row.gps_time) }));
+}
+
+/** The position reader's finder over this database. */
+export function positionStore(pool: Pool): PositionFinder {
+  return {
+    findLastLocations: (imeis) => findLastLocations(pool, imeis),
+    findHistoryPage: (query) => findHistoryPage(pool, query),
+  };
 }

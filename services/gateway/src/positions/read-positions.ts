@@ -1,14 +1,12 @@
 // The position reads: a device's last location, and a page of its history with the cursor of the next
 // page. Served from PostgreSQL directly, not through Kafka; a database that cannot be reached is a 503
 // the client may retry, as for a category.
-import type { Pool } from 'pg';
 import { coalesce } from '@fleet/shared/coalesce';
 import { AppError } from '@fleet/shared/errors';
-import { fromDatabase } from '../database-read';
+import { fromDatabase } from '@fleet/shared/db/database-read';
 import { parseImei } from '../query-parameters';
 import { encodeCursor, microsToIso, parseHistoryQuery } from './position-query';
-import { findHistoryPage, findLastLocations, type Position } from './position-store';
-import { epochMicros } from './stored-time';
+import type { Position } from './position-store';
 
 export interface HistoryPage {
   data: Position[];
@@ -21,8 +19,31 @@ export interface PositionReader {
   history(imei: unknown, query: Record<string, unknown>): Promise<HistoryPage>;
 }
 
+export interface HistoryPageQuery {
+  imei: string;
+  from: Date;
+  to: Date;
+  /** Exact timestamp text of the last position already answered; absent on a first page. */
+  after?: string;
+  limit: number;
+}
+
+export interface StoredPosition {
+  position: Position;
+  /** Its exact gpsTime in microseconds since the epoch, as stored (a JS Date keeps milliseconds only). */
+  gpsTimeMicros: bigint;
+}
+
+/** Where positions are read from (position-store.ts reads them from PostgreSQL). */
+export interface PositionFinder {
+  /** The newest position of each device that has one. */
+  findLastLocations(imeis: readonly string[]): Promise<Map<string, Position>>;
+  /** Up to `limit` positions of the device in [from, to) after `after`, oldest first. */
+  findHistoryPage(query: HistoryPageQuery): Promise<StoredPosition[]>;
+}
+
 export interface PositionReaderDeps {
-  pool: Pool;
+  positions: PositionFinder;
   now?: () => Date;
 }
 
@@ -32,7 +53,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
   // per device that costs PostgreSQL and this process a fraction of a statement each. A lookup starts
   // after the requests it serves arrived, so it sees every position committed before they were sent.
   const lastLocations = coalesce(async (imeis: string[]) => {
-    const found = await findLastLocations(deps.pool, [...new Set(imeis)]);
+    const found = await deps.positions.findLastLocations([...new Set(imeis)]);
     return imeis.map((imei) => found.get(imei));
   });
   return {
@@ -48,7 +69,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
       const { from, to, limit, afterMicros } = parseHistoryQuery(imei, query, now());
       // One row more than the page tells whether another page follows, without counting.
       const rows = await fromDatabase(() =>
-        findHistoryPage(deps.pool, {
+        deps.positions.findHistoryPage({
           imei,
           from,
           to,
@@ -60,7 +81,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
       const last = page[page.length - 1];
       const nextCursor =
         rows.length > limit && last
-          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: epochMicros(last.exactGpsTime) })
+          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: last.gpsTimeMicros })
           : null;
       return { data: page.map((row) => row.position), nextCursor };
     },

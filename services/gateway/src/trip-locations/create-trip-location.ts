@@ -4,10 +4,10 @@
 import { AppError } from '@fleet/shared/errors';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import type { CommandBus } from '../kafka/command-bus';
+import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
 import { requireOwnDevice } from '../auth/device-claim';
-import { validationError } from '../validation-error';
-import type { TripRequestSchema } from './trip-request';
+import { validationError } from '@fleet/shared/schemas/validation-error';
+import type { TripRequestSchema } from '@fleet/write-path/trip-request';
 
 export interface CreationResult {
   message: string;

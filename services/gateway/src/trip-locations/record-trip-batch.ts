@@ -13,7 +13,7 @@ import { typeError } from '@fleet/shared/schemas/issue-wording';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { requireOwnDevice } from '../auth/device-claim';
-import { validationError } from '../validation-error';
+import { validationError } from '@fleet/shared/schemas/validation-error';
 import type { TripWriteDeps } from './create-trip-location';
 
 export const MAX_BATCH_POSITIONS = 1000;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@fleet/shared/errors';
 import { commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared/schemas/vehicle-group.schema';
-import { validationError } from '../validation-error';
+import { validationError } from '@fleet/shared/schemas/validation-error';
 import { toCreationResult, type CreationResult, type WriteDeps } from '../trip-locations/create-trip-location';
 
 const NO_DEVICES: ReadonlyMap<string, number> = new Map();
@@ -50,7 +50,7 @@ function retryWithKey(error: AppError, key: string): AppError {
     message: RETRY_WITH_KEY_MESSAGE,
     detail: error.detail,
     retryAfterSeconds: error.retryAfterSeconds ?? 1,
-    headers: { 'Idempotency-Key': key },
+    fields: { idempotencyKey: key },
     cause: error,
   });
 }

@@ -2,9 +2,8 @@
 // PostgreSQL directly; keyset-paged on the id, so a page costs the same however deep it is and a group
 // created meanwhile is never answered twice. A group's vehicle ids come in ascending order: a group is a
 // set (duplicates were collapsed when it was created).
-import type { Pool } from 'pg';
 import { AppError } from '@fleet/shared/errors';
-import { fromDatabase } from '../database-read';
+import { fromDatabase } from '@fleet/shared/db/database-read';
 import { invalidParameter, parseLimit } from '../query-parameters';
 
 export interface VehicleGroup {
@@ -14,29 +13,18 @@ export interface VehicleGroup {
   createdAt: string;
 }
 
+/** Where vehicle groups are read from (group-store.ts: PostgreSQL). */
+export interface GroupFinder {
+  findGroup(id: number): Promise<VehicleGroup | undefined>;
+  /** Up to `limit` groups with an id above `after`, in id order. */
+  findGroups(after: number, limit: number): Promise<VehicleGroup[]>;
+}
+
 export interface VehicleGroupPage {
   data: VehicleGroup[];
   /** null on the last page. */
   nextCursor: string | null;
 }
-
-interface GroupRow {
-  id: string;
-  name: string;
-  created_at: Date;
-  vehicle_ids: string[];
-}
-
-const GROUP_COLUMNS = `
-  g.id, g.name, g.created_at,
-  coalesce((SELECT array_agg(m.vehicle_id ORDER BY m.vehicle_id) FROM vehicle_group_members m WHERE m.vehicle_group_id = g.id), '{}') AS vehicle_ids`;
-
-const toGroup = (row: GroupRow): VehicleGroup => ({
-  id: Number(row.id),
-  vehicleGroupName: row.name,
-  vehicleIds: row.vehicle_ids.map(Number),
-  createdAt: row.created_at.toISOString(),
-});
 
 /** A group id as the path carries it: a positive integer. */
 function parseGroupId(raw: string): number {
@@ -56,25 +44,22 @@ function parseCursor(raw: string | undefined): number {
 
 const encodeCursor = (id: number) => Buffer.from(`g:${id}`).toString('base64url');
 
-export function createGroupReader(pool: Pool) {
+export function createGroupReader(groups: GroupFinder) {
   return {
     async group(rawId: string): Promise<{ message: string; data: VehicleGroup }> {
       const id = parseGroupId(rawId);
-      const result = await fromDatabase(() => pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id = $1`, [id]));
-      const row = result.rows[0];
-      if (!row) throw new AppError({ kind: 'groupNotFound', detail: `no vehicle group has id ${id}` });
-      return { message: 'Vehicle group found', data: toGroup(row) };
+      const group = await fromDatabase(() => groups.findGroup(id));
+      if (!group) throw new AppError({ kind: 'groupNotFound', detail: `no vehicle group has id ${id}` });
+      return { message: 'Vehicle group found', data: group };
     },
 
     async page(query: { limit?: string; cursor?: string }): Promise<VehicleGroupPage> {
       const limit = parseLimit(query.limit);
       const after = parseCursor(query.cursor);
       // One more than asked tells whether a next page exists without a count.
-      const result = await fromDatabase(() =>
-        pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id > $1 ORDER BY g.id LIMIT $2`, [after, limit + 1]),
-      );
-      const rows = result.rows.slice(0, limit).map(toGroup);
-      return { data: rows, nextCursor: result.rows.length > limit ? encodeCursor(rows.at(-1)!.id) : null };
+      const found = await fromDatabase(() => groups.findGroups(after, limit + 1));
+      const data = found.slice(0, limit);
+      return { data, nextCursor: found.length > limit ? encodeCursor(data.at(-1)!.id) : null };
     },
   };
 }

@@ -4,7 +4,7 @@
 // busy device costs no database read per message and a flood of unknown keys costs one read per key;
 // a device removed or given a new key is refused within REGISTRY_CACHE_MS on every gateway.
 // A database that cannot answer is a retry-safe 503 (fromDatabase), never a refusal of a registered device.
-import { fromDatabase } from '../database-read';
+import { fromDatabase } from '@fleet/shared/db/database-read';
 import { DEVICE_KEY_PATTERN, hashDeviceKey } from './device-keys';
 
 /** How long a known key or a registered IMEI is trusted without asking the database again. */

@@ -117,13 +117,11 @@ interface AdmitCommand {
 }
 
 interface Policy {
-  /** The policy's name in the RateLimit-Policy and RateLimit headers, and in its Redis keys. */
+  /** The policy's name in its Redis keys, and in the answer's RateLimit headers. */
   name: 'device' | 'subject';
   kind: 'deviceRateLimited' | 'subjectRateLimited';
   points: number;
   seconds: number;
-  /** The RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers-10). */
-  policyHeader: string;
 }
 
 /**
@@ -140,7 +138,7 @@ export function limitWindow(rate: number, unitSeconds: number, burst: number): {
 
 function createPolicy(name: Policy['name'], kind: Policy['kind'], rate: number, unitSeconds: number, burst: number): Policy {
   const { points, seconds } = limitWindow(rate, unitSeconds, burst);
-  return { name, kind, points, seconds, policyHeader: `"${name}";q=${points};w=${seconds}` };
+  return { name, kind, points, seconds };
 }
 
 function refused(policy: Policy, waitMs: number): AppError {
@@ -152,7 +150,7 @@ function refused(policy: Policy, waitMs: number): AppError {
         ? `a device in this request is over its limit of positions; retry after ${retryAfterSeconds} s`
         : `this token's subject is over its limit of requests; retry after ${retryAfterSeconds} s`,
     retryAfterSeconds,
-    headers: { 'RateLimit-Policy': policy.policyHeader, RateLimit: `"${policy.name}";r=0;t=${retryAfterSeconds}` },
+    fields: { rateLimit: { policy: policy.name, quota: policy.points, windowSeconds: policy.seconds } },
   });
 }
 
@@ -231,3 +229,6 @@ export function createWriteLimits(options: WriteLimitsOptions): WriteLimits {
     },
   };
 }
+
+/** Rate limits count a tracker, whatever its protocol, under its device, as a token's subject is counted. */
+export const trackerSubject = (imei: string) => `device:${imei}`;

@@ -5,7 +5,7 @@ import os from 'node:os';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from '@fleet/shared/config';
 import { integer } from '@fleet/shared/schemas/checks';
-import { writePathEnv } from '../config';
+import { writePathEnv } from '@fleet/write-path/write-path-config';
 
 const port = (fallback: number) => z.coerce.number().check(integer()).min(0).max(65535).default(fallback);
 

@@ -1,9 +1,9 @@
 import type { AppError } from '@fleet/shared/errors';
 import { vehicleGroupRequestSchema } from '@fleet/shared/schemas/vehicle-group.schema';
-import { recordTripBatch } from './trip-locations/record-trip-batch';
-import type { TripWriteDeps } from './trip-locations/create-trip-location';
-import { tripRequestSchema } from './trip-locations/trip-request';
-import { validationError } from './validation-error';
+import { recordTripBatch } from './record-trip-batch';
+import type { TripWriteDeps } from './create-trip-location';
+import { tripRequestSchema } from '@fleet/write-path/trip-request';
+import { validationError } from '@fleet/shared/schemas/validation-error';
 
 // The 400s of the write routes are part of the API: clients match on these codes and messages, so each
 // body is pinned here word for word.

@@ -1,0 +1,39 @@
+// Vehicle groups in PostgreSQL, as the group reads ask for them: each with its members' vehicle ids in
+// ascending order, one by id or a keyset page on the id.
+import type { Pool } from 'pg';
+import type { GroupFinder, VehicleGroup } from './read-vehicle-groups';
+
+interface GroupRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  vehicle_ids: string[];
+}
+
+const GROUP_COLUMNS = `
+  g.id, g.name, g.created_at,
+  coalesce((SELECT array_agg(m.vehicle_id ORDER BY m.vehicle_id) FROM vehicle_group_members m WHERE m.vehicle_group_id = g.id), '{}') AS vehicle_ids`;
+
+const toGroup = (row: GroupRow): VehicleGroup => ({
+  id: Number(row.id),
+  vehicleGroupName: row.name,
+  vehicleIds: row.vehicle_ids.map(Number),
+  createdAt: row.created_at.toISOString(),
+});
+
+export function groupStore(pool: Pool): GroupFinder {
+  return {
+    async findGroup(id) {
+      const result = await pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id = $1`, [id]);
+      const row = result.rows[0];
+      return row && toGroup(row);
+    },
+    async findGroups(after, limit) {
+      const result = await pool.query<GroupRow>(`SELECT ${GROUP_COLUMNS} FROM vehicle_groups g WHERE g.id > $1 ORDER BY g.id LIMIT $2`, [
+        after,
+        limit,
+      ]);
+      return result.rows.map(toGroup);
+    },
+  };
+}
