@@ -9,13 +9,19 @@ import tseslint from 'typescript-eslint';
 // developer's launcher, which no product code may need.
 const services = ['gateway', 'teltonika', 'trip-writer', 'group-writer'];
 const serviceImports = (except) =>
-  services.filter((name) => name !== except).flatMap((name) => [`@fleet/${name}`, `@fleet/${name}/*`, `**/services/${name}/**`, `**/${name}/src/**`]);
+  services
+    .filter((name) => name !== except)
+    .flatMap((name) => [`@fleet/${name}`, `@fleet/${name}/*`, `**/services/${name}/**`, `**/${name}/src/**`]);
 const launcherImports = ['@fleet/local-stack', '@fleet/local-stack/*', '**/deploy/local/**'];
-const restrict = (patterns, paths = []) => ['error', { paths, patterns: [{ group: patterns, message: 'crosses a boundary of the house (eslint.config.mjs)' }] }];
+const restrict = (patterns, paths = []) => [
+  'error',
+  { paths, patterns: [{ group: patterns, message: 'crosses a boundary of the house (eslint.config.mjs)' }] },
+];
 /** A use case reaches PostgreSQL, Kafka, Redis and HTTP only through the ports it declares. */
 const adapterPackages = ['express', 'pg', 'kafkajs', 'ioredis'].map((name) => ({
   name,
-  message: 'a use case declares a port for this; only data-access (*-store.ts), cache (*-cache.ts), feed (*-feed.ts) and edge files import it',
+  message:
+    'a use case declares a port for this; only data-access (*-store.ts), cache (*-cache.ts), feed (*-feed.ts) and edge files import it',
 }));
 const useCaseFolders = ['api-keys', 'auth', 'categories', 'devices', 'positions', 'streams', 'trip-locations', 'vehicle-groups'];
 /** Adapters inside feature folders, by name: SQL in *-store.ts (and the timestamp text it reads), Redis in *-cache.ts, Kafka in *-feed.ts. */
@@ -61,7 +67,12 @@ export default tseslint.config(
   },
   {
     files: ['shared/write-path/src/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([...serviceImports(), ...launcherImports], [{ name: 'express', message: 'the write path is not HTTP' }]) },
+    rules: {
+      'no-restricted-imports': restrict(
+        [...serviceImports(), ...launcherImports],
+        [{ name: 'express', message: 'the write path is not HTTP' }],
+      ),
+    },
   },
   ...services.map((name) => ({
     files: [`services/${name}/src/**/*.ts`],

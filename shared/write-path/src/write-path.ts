@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@fleet/shared/logger';
 import { kafkaClientSettings } from '@fleet/shared/kafka/client';
 import type { Topics } from '@fleet/shared/kafka/topics';
-import { CommandBus, type CommandBusOptions } from './kafka/command-bus';
+import { CommandBus } from './kafka/command-bus';
+import type { CommandBusOptions } from './kafka/command-request';
 import { createWriteLimits, type WriteLimits } from './rate-limits/write-limits';
 
 export interface WritePathSettings {

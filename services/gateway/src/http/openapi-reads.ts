@@ -2,40 +2,11 @@
 // and a time range), its status and the devices by status, vehicle groups read back, and the live stream.
 import { errorCodes } from '@fleet/shared/errors';
 import { IMEI_MAX_LENGTH, imeiSchema } from '@fleet/shared/schemas/trip-location.schema';
-import { categoryParamsSchema } from '../categories/category.schema';
 import { MAX_RANGE_DAYS } from '../positions/position-query';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../query-parameters';
 import type { DocContext, Operations } from './openapi-context';
 import { z } from './openapi-zod';
 import { MAX_STREAM_DEVICES } from './stream-routes';
-
-const temperature = z.number().nullable().openapi({ description: 'null when the category has no limit' });
-
-const productCategory = z
-  .strictObject({ id: z.uuid(), name: z.string(), min_temperature: temperature, max_temperature: temperature })
-  .openapi({ description: 'A product category: its id, its name and the temperatures it must be kept between' });
-
-const categoryIdError = z
-  .strictObject({
-    errors: z.record(z.string(), z.array(z.string())).openapi({ description: 'field -> messages' }),
-    errors_v2: z.strictObject({
-      formatted: z
-        .object({ _errors: z.array(z.string()) })
-        .catchall(z.unknown())
-        .openapi({ description: "zod's formatted error tree" }),
-      issues: z.array(
-        z.strictObject({
-          code: z.string(),
-          expected: z.unknown(),
-          message: z.string(),
-          path: z.array(z.string()),
-          received: z.unknown(),
-        }),
-      ),
-    }),
-    message: z.string(),
-  })
-  .openapi({ description: 'The id is not a UUID: the validation issues, without the code every other error carries' });
 
 const utcTime = z.iso.datetime({ precision: 3 });
 const optionalReading = <T extends z.ZodType>(schema: T) =>
@@ -65,7 +36,6 @@ const position = z
   .openapi({ description: 'A stored position' });
 
 /** Any 8-4-4-4-12 hexadecimal id, as JSON Schema's uuid format takes it. */
-const categoryPathParams = categoryParamsSchema.extend({ id: categoryParamsSchema.shape.id.meta({ format: 'uuid' }) });
 
 const devicePathParams = z.object({
   imei: imeiSchema.meta({
@@ -118,24 +88,7 @@ const examplePosition = {
 
 export function positionOperations(context: DocContext): Operations & { position: z.ZodType } {
   const { registry, json, errorBody: ErrorBody, requestIdParameter } = context;
-  const ProductCategory = registry.register('ProductCategory', productCategory);
-  const CategoryResponse = registry.register('ProductCategoryResponse', z.strictObject({ data: ProductCategory }));
-  const CategoryIdError = registry.register('ProductCategoryIdError', categoryIdError);
   const operations: Operations = {};
-
-  operations.getProductCategory = {
-    summary: 'Detail product category',
-    tags: ['Order'],
-    request: { params: categoryPathParams, headers: requestIdParameter },
-    responses: {
-      200: json(CategoryResponse, 'The category'),
-      400: json(CategoryIdError, 'The id is not a UUID'),
-      401: json(ErrorBody, 'Missing or unknown API key (E-A1/1-01), whatever the id'),
-      404: json(ErrorBody, 'No category has this id (E-N1/1-01)'),
-      503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
-    },
-  };
-
   const Position = registry.register('Position', position);
   const LastLocation = registry.register('LastLocationResponse', z.strictObject({ data: Position }));
   const TripLocationPage = registry.register(

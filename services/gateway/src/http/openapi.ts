@@ -10,6 +10,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH } from '@fleet/shared/schemas/vehicle-group.
 import type { DocContext, Operations } from './openapi-context';
 import { deviceOperations } from './openapi-devices';
 import { operationsOperations } from './openapi-operations';
+import { categoryOperations } from './openapi-categories';
 import { positionOperations, readOperations } from './openapi-reads';
 import { writeOperations } from './openapi-writes';
 import { z } from './openapi-zod';
@@ -143,9 +144,11 @@ function buildDocument(): object {
     requestIdParameter,
     writeFailures,
   };
+  const categories = categoryOperations(context);
   const positions = positionOperations(context);
   const operations: Operations = {
     ...writeOperations(context),
+    ...categories,
     ...positions,
     ...readOperations({ ...context, position: positions.position }),
     ...deviceOperations(context),

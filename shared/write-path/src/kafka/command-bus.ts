@@ -1,126 +1,44 @@
 // The gateway's side of the command protocol: publish a command naming one of this gateway's reply
 // partitions, wait for the writer's reply there. Composes a batching publisher, the table of requests
-// waiting for replies, the reply listener and the partitions it owns, the broker's health and the
-// reply-path probe; each is one module of this folder.
-import { randomBytes, randomUUID } from 'node:crypto';
+// waiting for replies, the reply path (the partitions this gateway owns and their listener), the
+// broker's health and the admission by queue age; each is one module of this folder.
+import { randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
-import type { Admin, Kafka } from 'kafkajs';
-import type { Logger } from '@fleet/shared/logger';
+import type { Admin } from 'kafkajs';
 import { AppError } from '@fleet/shared/errors';
-import { KAFKA_REQUEST_TIMEOUT_MS, producerConfig, type KafkaClientSettings } from '@fleet/shared/kafka/client';
+import { KAFKA_REQUEST_TIMEOUT_MS, producerConfig } from '@fleet/shared/kafka/client';
 import { RenewingProducer } from '@fleet/shared/kafka/renewing-producer';
 import { PRODUCE_BYTES } from '@fleet/shared/kafka/produce-size';
 import { TopicLayout } from '@fleet/shared/kafka/topic-layout';
-import { headers, type Topics } from '@fleet/shared/kafka/topics';
+import { headers } from '@fleet/shared/kafka/topics';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import { BatchingPublisher, LeaderStillBusy, PublishTimedOut } from './batching-publisher';
 import { encode, encodeList, MAX_COMMAND_BYTES, publishFailure, refusedForSize, tooLarge, type Encoded } from './command-encoding';
 import { BrokerHealth } from './broker-health';
+import { FailingLeaders } from './failing-leaders';
+import { listOf, single, type CommandBusOptions, type CommandListRequest, type CommandRequest } from './command-request';
 import { PendingReplies, type PendingAnswer } from './pending-replies';
-import { ReplyListener } from './reply-listener';
-import { ReplyPartitions } from './reply-partitions';
 import { QueueAgeAdmission } from './queue-age-admission';
-import { ReplyPathProbe } from './reply-path-probe';
-
-export interface CommandBusOptions {
-  kafka: Kafka;
-  topics: Topics;
-  /** Unique per running gateway; names its reply consumer group. */
-  instanceId: string;
-  settings: KafkaClientSettings;
-  logger: Logger;
-  /** How long a request waits for its writer's reply before answering 503. */
-  replyTimeoutMs: number;
-  /**
-   * The most commands waiting for a reply at once. Past it a request is refused with a 503 at once
-   * rather than held: behind a slow writer it would only wait out replyTimeoutMs, and each one waiting
-   * holds its request, its body and a socket.
-   */
-  maxPending: number;
-  /** How long a produce may take before the broker is considered unavailable. */
-  publishTimeoutMs: number;
-  /**
-   * Past this, with a request waiting longer and no prompt reply for a second, new commands are refused
-   * with a retry-safe 503 at once (QueueAgeAdmission); 0 admits every command.
-   */
-  maxQueueAgeMs: number;
-  /** Kafka's linger.ms; see BatchingPublisherOptions.lingerMs. */
-  lingerMs: number;
-  /** Observes each produce: batch size and seconds taken. */
-  onPublish?: (size: number, seconds: number, ok: boolean) => void;
-  /** Observes each request that was published: seconds from request() to the reply, or to its timeout. */
-  onReply?: (seconds: number, outcome: 'replied' | 'timeout') => void;
-  /** Counts each reply entry the listener reads: this gateway's own, or another's. */
-  onReplyRead?: (owner: 'self' | 'other') => void;
-}
-
-export interface CommandRequest {
-  topic: string;
-  /** Places the message (the producer's partitioner) unless `partition` does; null with a partition. */
-  key: string | null;
-  partition?: number;
-  value: unknown;
-  headers?: Record<string, string>;
-}
-
-/**
- * Commands published as one message: they reach one partition in their order, cost one record, one
- * correlation id and one reply entry, and are stored and answered as the message's. They share a key,
- * or they share a partition (`partitionOf` of each command's key) and name it.
- */
-export interface CommandListRequest {
-  topic: string;
-  key: string | null;
-  partition?: number;
-  values: readonly unknown[];
-  headers?: Record<string, string>;
-}
-
-/** A reply not of the shape the message asked for is a writer's fault, never the client's: a 500. */
-function mismatch(detail: string): AppError {
-  return new AppError({ kind: 'internal', cause: new Error(`reply of the wrong shape: ${detail}`) });
-}
-
-function single(answer: PendingAnswer): CommandReply {
-  if (Array.isArray(answer)) throw mismatch('a list of replies to one command');
-  return answer;
-}
-
-function listOf(length: number) {
-  return (answer: PendingAnswer): CommandReply[] => {
-    if (!Array.isArray(answer) || answer.length !== length) throw mismatch(`expected ${length} replies to a list of commands`);
-    return answer;
-  };
-}
+import { ReplyPath } from './reply-path';
 
 /** How often the broker is checked while it is up. */
 const HEALTH_INTERVAL_MS = 5000;
-/** After a produce to one leader failed, the soonest the partitions' leaders are asked for again. */
-const LEADERS_REFRESH_MS = 1000;
 /** The most commands sent in one produce request. */
 const MAX_BATCH_SIZE = 2000;
-/** How long start() waits for the reply group to assign this gateway its partitions and for their probes. */
-const REPLY_PATH_TIMEOUT_MS = 60_000;
 export class CommandBus {
   private readonly producer: RenewingProducer;
   private readonly admin: Admin;
   private readonly pending: PendingReplies;
   private readonly publisher: BatchingPublisher;
   private readonly health: BrokerHealth;
-  private readonly replies: ReplyListener;
-  private readonly probe: ReplyPathProbe;
+  private readonly replies: ReplyPath;
   private readonly admission: QueueAgeAdmission;
-  private readonly partitions = new ReplyPartitions();
   private readonly layout = new TopicLayout();
   /** Brokers whose last produce failed while on a cluster: replies are not sent their way. */
-  private readonly failingLeaders = new Set<number>();
-  private leadersAskedAt = 0;
+  private readonly failingLeaders: FailingLeaders;
   /** performance.now() of the last produce the broker confirmed. */
   private lastPublishedAt = Number.NEGATIVE_INFINITY;
   /** Starts every correlation id this gateway hands out, so a reply read is known for its own or another's. */
-  private readonly tag = randomBytes(4).toString('hex');
-  private assignedOnce: (confirming: Promise<void>) => void = () => undefined;
-  private readonly firstAssignment = new Promise<Promise<void>>((resolve) => (this.assignedOnce = resolve));
   private started = false;
   private stopping = false;
 
@@ -133,6 +51,7 @@ export class CommandBus {
       logger,
     });
     this.admin = kafka.admin();
+    this.failingLeaders = new FailingLeaders(() => this.describeTopics(), logger);
     const deadline = timeout(options.publishTimeoutMs, TimeoutStrategy.Aggressive);
     // On a cluster the check may first ask a frozen node, which holds it for a whole request timeout
     // before the client asks another; and while produces to the other nodes succeed, one silent node of
@@ -173,7 +92,7 @@ export class CommandBus {
         options.onPublish?.(batch.length, seconds, error === undefined);
         if (error === undefined) {
           this.lastPublishedAt = performance.now();
-          if (leader !== undefined) this.failingLeaders.delete(leader);
+          if (leader !== undefined) this.failingLeaders.succeeded(leader);
           return this.health.markUp();
         }
         if (refusedForSize(error)) {
@@ -193,14 +112,7 @@ export class CommandBus {
         // produce that is only slow is no proof either: a busy broker answers late, and the check says
         // whether it answers at all.
         if (leader !== undefined && this.layout.leaders() > 1) {
-          if (!this.failingLeaders.has(leader)) {
-            logger.warn(
-              { broker: leader, err: (error as Error).message },
-              'a Kafka broker refused or timed out a produce; its partitions answer 503 until their leaders move',
-            );
-          }
-          this.failingLeaders.add(leader);
-          this.askLeaders();
+          this.failingLeaders.failed(leader, error as Error);
           this.health.checkSoon();
         } else if (slow) {
           this.health.checkSoon();
@@ -213,18 +125,13 @@ export class CommandBus {
         );
       },
     });
-    this.probe = new ReplyPathProbe({ producer: () => this.producer.current(), topic: topics.replies });
-    this.replies = new ReplyListener({
+    this.replies = new ReplyPath({
       kafka,
       settings: options.settings,
       topic: topics.replies,
-      // One group for every gateway on these topics: each is assigned its share of the reply partitions.
-      groupId: `${topics.replies}.gateways`,
       pending: this.pending,
-      partitions: this.partitions,
-      ownerTag: this.tag,
-      onAssigned: (partitions) => this.assigned(partitions),
-      onProbe: (probeId) => this.probe.arrived(probeId),
+      producer: () => this.producer.current(),
+      isStopping: () => this.stopping,
       onRead: options.onReplyRead,
       logger,
     });
@@ -242,18 +149,9 @@ export class CommandBus {
     return partition === undefined ? undefined : this.layout.leaderOf(topic, partition);
   }
 
-  /** Refreshes the layout's leaders now, at most once a LEADERS_REFRESH_MS. */
-  private askLeaders(): void {
-    if (Date.now() - this.leadersAskedAt < LEADERS_REFRESH_MS) return;
-    this.leadersAskedAt = Date.now();
-    this.describeTopics().catch(() => undefined);
-  }
-
   /** Whether replies may be sent to this partition: its leader has not failed a produce lately. */
   private replyPartitionHealthy(partition: number): boolean {
-    if (this.failingLeaders.size === 0) return true;
-    const leader = this.layout.leaderOf(this.options.topics.replies, partition);
-    return leader === undefined || !this.failingLeaders.has(leader);
+    return this.failingLeaders.none() || this.failingLeaders.healthy(this.layout.leaderOf(this.options.topics.replies, partition));
   }
 
   /** Asks the broker for the topics' partitions: the health check, and the layout `partitionOf` reads. */
@@ -268,58 +166,19 @@ export class CommandBus {
     await this.admin.connect();
     await this.describeTopics();
     await this.replies.start();
-    const giveUp = timeout(REPLY_PATH_TIMEOUT_MS, TimeoutStrategy.Aggressive);
-    await giveUp
-      .execute(async () => await await this.firstAssignment)
-      .catch((error: Error) => {
-        throw new Error(`the reply consumer did not start reading within ${REPLY_PATH_TIMEOUT_MS / 1000} s: ${error.message}`, {
-          cause: error,
-        });
-      });
     this.started = true;
     this.health.start();
   }
 
-  /**
-   * A new assignment of reply partitions: requests named on a partition that moved away are answered a
-   * retry-safe 503 now (their replies reach another gateway), and new partitions are probed before use.
-   */
-  private assigned(partitions: number[]): void {
-    const lost = this.partitions.assign(partitions);
-    const { logger, topics } = this.options;
-    if (lost.length > 0) {
-      const failed = this.pending.failOnPartitions(
-        new Set(lost),
-        new AppError({
-          kind: 'replyTimeout',
-          detail: 'the reply partition of this request moved to another gateway; retrying is safe',
-          retryAfterSeconds: 1,
-        }),
-      );
-      logger.info({ lost, requestsAnswered503: failed }, 'reply partitions moved to another gateway');
-    }
-    if (partitions.length === 0) {
-      logger.warn(
-        { topic: topics.replies },
-        'this gateway owns no partition of the reply topic (more gateways than its partitions); it answers writes 503 until it is given one',
-      );
-    }
-    const confirming = this.probe.confirm(this.partitions.unconfirmed(), {
-      confirmed: (partition) => this.partitions.confirm(partition),
-      wanted: (partition) => !this.stopping && this.partitions.ownedList().includes(partition),
-    });
-    this.assignedOnce(confirming);
-  }
-
   /** True while commands can be published and replies received. */
   isReady(): boolean {
-    return this.started && !this.stopping && this.health.isUp() && this.replies.isUp() && this.partitions.hasUsable();
+    return this.started && !this.stopping && this.health.isUp() && this.replies.isUp();
   }
 
   /** Why the bus is not ready, for /readyz; undefined when it is. */
   notReadyReason(): string | undefined {
     if (this.isReady()) return undefined;
-    if (this.started && !this.stopping && this.partitions.ownedList().length === 0) {
+    if (this.started && !this.stopping && this.replies.ownsNone()) {
       return `this gateway owns no partition of ${this.options.topics.replies}: run no more gateways than its partitions`;
     }
     return undefined;
@@ -403,9 +262,9 @@ export class CommandBus {
   }
 
   private publish(command: Omit<CommandRequest, 'value'>, { value, commands }: Encoded): Promise<PendingAnswer> {
-    const replyPartition = this.partitions.pick((partition) => this.replyPartitionHealthy(partition));
+    const replyPartition = this.replies.pick((partition) => this.replyPartitionHealthy(partition));
     if (replyPartition === undefined) return Promise.reject(new AppError({ kind: 'brokerUnavailable', retryAfterSeconds: 1 }));
-    const correlationId = `${this.tag}-${randomUUID()}`;
+    const correlationId = `${this.replies.tag}-${randomUUID()}`;
     const reply = this.pending.add(correlationId, commands, replyPartition);
     this.publisher.publish({
       topic: command.topic,
