@@ -1,6 +1,5 @@
 // Starts the gateway: connects PostgreSQL and Kafka (failing with one clear line when one is
 // unreachable) and Redis (a cache: without it the gateway starts degraded), then serves HTTP. Returns a handle whose stop() shuts down in order.
-import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import bytes from 'bytes';
@@ -25,7 +24,7 @@ import { createRedis, REDIS_CONNECT_TIMEOUT_MS } from '@fleet/write-path/redis';
 import type { GatewayConfig } from './config';
 import { createHttp } from './http/app';
 import { createBodyBudget } from './http/body-budget';
-import { answerClientError } from './http/client-errors';
+import { drain, listen } from './http/server';
 import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
 import { deviceStatusStore } from './positions/device-status-store';
@@ -57,27 +56,6 @@ export class StartupError extends Error {
 }
 
 const PING_RETRY_PAUSE_MS = 50;
-
-/**
- * Largest request head accepted; a bigger one is answered 431 by Node before it reaches express. Room for
- * a live stream naming its 1,000 devices in the query (about 21 KiB of `imei=` parameters) and a token.
- */
-const MAX_HEADER_BYTES = 32 * 1024;
-/**
- * Connections the kernel holds completed for the gateway to accept. Node's default of 511 overflows when
- * a fleet reconnects at once while the event loop is busy: each connection dropped there is retried by
- * the device's TCP stack after 1, 3, 7, 15 s, so it answers late or times out. The kernel caps this at
- * net.core.somaxconn, which is the operator's knob.
- */
-const LISTEN_BACKLOG = 4096;
-
-/**
- * How often Node looks for requests past their headers or request timeout. Its default, 30 s, would let a
- * client trickling bytes hold a connection up to 30 s past a 10 s timeout.
- */
-function connectionsCheckingInterval(headersTimeoutMs: number): number {
-  return Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
-}
 
 /**
  * Start-up's check that Redis answers. Each ping has a cache lookup's short budget
@@ -275,20 +253,11 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     },
     metrics,
   });
-  const server = http.createServer(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      connectionsCheckingInterval: connectionsCheckingInterval(config.HTTP_HEADERS_TIMEOUT_MS),
-    },
-    listener,
-  );
-  server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);
+  const server = await listen(listener, {
+    port: config.PORT,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, instanceId: config.instanceId, topics }, 'gateway listening');
@@ -302,18 +271,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       if (stopping) return;
       stopping = true;
       logger.info('gateway stopping: draining in-flight requests');
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Live streams end cleanly at once: their clients reconnect to another gateway with Last-Event-ID.
-      streams.closeAll();
-      server.closeIdleConnections();
-      // Keep-alive connections still busy are closed once their response is sent. This listener runs
-      // after express's, which may already have answered (a synchronous route), and setting a header on
-      // a sent response throws.
-      server.on('request', (_req, res) => {
-        if (!res.headersSent) res.setHeader('Connection', 'close');
-      });
-      await Promise.race([closed, sleep(commandDrainMs(config.REPLY_TIMEOUT_MS), undefined, { ref: false })]);
-      server.closeAllConnections();
+      await drain(server, { streams, graceMs: commandDrainMs(config.REPLY_TIMEOUT_MS) });
       await feed.stop();
       await closeAll();
       logger.info('gateway stopped');
