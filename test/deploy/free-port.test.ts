@@ -1,4 +1,4 @@
-import { assertPortBindable, ephemeralPortsFrom, freePort, freePortRun } from '../../deploy/local/src/apache-kafka';
+import { assertPortBindable, ephemeralPortsFrom, freePort, freePortRun } from '../../deploy/local/src/local-ports';
 
 describe('ports chosen for brokers and test servers', () => {
   test('lie below the ephemeral range, where no outgoing connection takes them while a broker restarts', async () => {

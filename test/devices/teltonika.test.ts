@@ -3,7 +3,7 @@
 // acknowledged with its record count only once its records are committed, which is checked by reading
 // the rows as soon as the acknowledgement arrives.
 import net from 'node:net';
-import { freePort } from '../../deploy/local/src/apache-kafka';
+import { freePort } from '../../deploy/local/src/local-ports';
 import { CODEC_8, CODEC_8E, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/teltonika/src/codec';
 import { teltonikaConfig } from '../../services/teltonika/src/config';
 import { startTeltonika, type TeltonikaListener } from '../../services/teltonika/src/start';

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../deploy/local/src/apache-kafka';
+import { freePort } from '../../deploy/local/src/local-ports';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { launchedServices, launcherEnv, launcherScript, startLauncher, type Launcher, type LauncherLine } from '../support/launcher';

@@ -3,7 +3,7 @@
 // (after reconnecting, as a device does when its acknowledgement timer runs out), so every record must
 // be stored exactly once: none lost with a killed writer, none twice from a resend.
 import net from 'node:net';
-import { freePort } from '../../deploy/local/src/apache-kafka';
+import { freePort } from '../../deploy/local/src/local-ports';
 import { CODEC_8, encodeAvlData, framePacket, imeiHandshake, type RecordToEncode } from '../../services/teltonika/src/codec';
 import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/kafka';

@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, javaToolsPresent, KAFKA_VERSION, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { javaToolsPresent, KAFKA_VERSION, startLocalKafka } from '../../deploy/local/src/apache-kafka';
+import { freePort } from '../../deploy/local/src/local-ports';
 import { kcatAvailable, mockKafkaClientEnv, startMockKafka } from '../../deploy/local/src/mock-kafka';
 
 export interface Infrastructure {

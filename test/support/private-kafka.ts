@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startLocalKafka, type LocalKafka, type LocalKafkaOptions } from '../../deploy/local/src/apache-kafka';
+import { startLocalKafka, type LocalKafka, type LocalKafkaOptions } from '../../deploy/local/src/apache-kafka';
+import { freePort } from '../../deploy/local/src/local-ports';
 
 export interface PrivateKafka {
   brokers: string[];

@@ -2,14 +2,15 @@
 // resolved from Maven Central with Maven into a git-ignored cache and run as one KRaft node (broker and
 // controller in one JVM) with a small heap. Its data stays in the directory it is given, so starting it
 // again on that directory is a real recovery. The one place the Kafka version is pinned.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { repoRoot } from './dev-secret';
+import { isAlive, readPid, spawnBroker, stopPid } from './jvm-process';
+import { assertPortBindable } from './local-ports';
 
 /** Equal to the apache/kafka image of docker-compose.yml and the Kubernetes files (a test checks it). */
 export const KAFKA_VERSION = '3.9.0';
@@ -23,7 +24,6 @@ export const defaultDataDir = path.join(repoRoot, '.dev', 'kafka');
 export const KAFKA_DIR = path.join(repoRoot, 'deploy', 'local', 'kafka');
 const HEAP = ['-Xmx512m', '-Xms128m'];
 const READY_TIMEOUT_MS = 120_000;
-const STOP_GRACE_MS = 20_000;
 
 export interface LocalKafkaOptions {
   /** Holds the broker's log directory, settings, pid and its own log. */
@@ -88,16 +88,6 @@ export function resolveKafkaJars(version = KAFKA_VERSION): string {
   return target;
 }
 
-/** Resolves when nothing listens on 127.0.0.1:port; rejects with the listen error (EADDRINUSE) otherwise. */
-export async function assertPortBindable(port: number, host = '127.0.0.1'): Promise<void> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, exclusive: true }, resolve);
-  });
-  await new Promise((resolve) => server.close(resolve));
-}
-
 /** The broker port a data directory's running broker was configured with, from its server.properties. */
 function configuredPort(dataDir: string): number | undefined {
   const file = path.join(dataDir, 'server.properties');
@@ -111,45 +101,6 @@ function formattedClusterId(logDir: string): string | undefined {
   const file = path.join(logDir, 'meta.properties');
   if (!existsSync(file)) return undefined;
   return /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
-}
-
-/** The lowest port of the kernel's ephemeral range, from which outgoing connections take theirs. */
-export function ephemeralPortsFrom(): number {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(low) && low > LOWEST_CHOSEN_PORT ? low : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-const LOWEST_CHOSEN_PORT = 20_000;
-
-/**
- * A base port with the `count` ports from it free now, all below the ephemeral range. A port from that
- * range (as binding port 0 gives) can be taken by any outgoing connection while its broker is down, and
- * a broker restarted on it then fails to bind: "Address already in use".
- */
-export async function freePortRun(count: number): Promise<number> {
-  const choices = Math.max(1, ephemeralPortsFrom() - count - LOWEST_CHOSEN_PORT);
-  for (;;) {
-    const base = LOWEST_CHOSEN_PORT + Math.floor(Math.random() * choices);
-    const ports = Array.from({ length: count }, (_, i) => base + i);
-    const free = await Promise.all(
-      ports.map((port) =>
-        assertPortBindable(port).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    if (free.every(Boolean)) return base;
-  }
-}
-
-/** A port nobody listens on now, below the ephemeral range (for a broker or a server of a test's own). */
-export function freePort(): Promise<number> {
-  return freePortRun(1);
 }
 
 function serverProperties(options: LocalKafkaOptions, logDir: string): string {
@@ -183,21 +134,6 @@ export function clusterId(): string {
   }
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function readPid(file: string): number | undefined {
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
 /** Waits until the brokers answer a metadata request, and resolves with the cluster id they answer for. */
 async function answersMetadata(brokers: string[], deadline: number, stillStarting: () => boolean): Promise<string> {
   const admin = new Kafka({ clientId: 'fleet-local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
@@ -220,17 +156,6 @@ async function answersMetadata(brokers: string[], deadline: number, stillStartin
   }
 }
 
-export async function stopPid(pid: number, pidFile: string): Promise<void> {
-  if (isAlive(pid)) {
-    process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + STOP_GRACE_MS;
-    while (isAlive(pid) && Date.now() < deadline) await sleep(100);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(50);
-  }
-  if (readPid(pidFile) === pid) rmSync(pidFile, { force: true });
-}
-
 function handle(options: LocalKafkaOptions, pid: number, version: string, startedHere: boolean, release = () => {}): LocalKafka {
   const pidFile = path.join(options.dataDir, 'broker.pid');
   return {
@@ -245,47 +170,6 @@ function handle(options: LocalKafkaOptions, pid: number, version: string, starte
       release();
     },
   };
-}
-
-export interface SpawnedBroker {
-  pid: number;
-  /** True once the JVM (or its guard) has exited. */
-  exited(): boolean;
-  /** Lets a tied broker go: closing the guard's pipe ends the JVM. */
-  release(): void;
-}
-
-/**
- * Starts a broker's JVM, its console log appended to logPath. `tied`: a shell guard holds this process's
- * pipe and ends the JVM when the pipe closes, which happens however this process ends, SIGKILL included.
- */
-export async function spawnBroker(java: string[], logPath: string, tied: boolean): Promise<SpawnedBroker> {
-  const logFile = openSync(logPath, 'a');
-  let exited = false;
-  try {
-    if (!tied) {
-      const child = spawn(java[0]!, java.slice(1), { stdio: ['ignore', logFile, logFile], detached: true });
-      child.once('exit', () => (exited = true));
-      child.unref();
-      return { pid: child.pid!, exited: () => exited, release: () => undefined };
-    }
-    // The JVM's console log goes to the log file (>&2): the pipe back here is read for the pid alone, and
-    // a full pipe would block the broker's logging, and with it the broker.
-    const guard = '"$@" >&2 & k=$!; echo "$k"; trap "kill -CONT $k 2>/dev/null; kill $k 2>/dev/null" EXIT; cat >/dev/null';
-    const child = spawn('bash', ['-c', guard, 'guard', ...java], { stdio: ['pipe', 'pipe', logFile], detached: true });
-    child.once('exit', () => (exited = true));
-    const pid = await new Promise<number>((resolve, reject) => {
-      child.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim())));
-      child.once('error', reject);
-    });
-    // Neither the guard nor its pipes may keep this process alive; closing the pipe ends the guard.
-    child.unref();
-    (child.stdin as unknown as { unref(): void }).unref();
-    (child.stdout as unknown as { unref(): void }).unref();
-    return { pid, exited: () => exited, release: () => child.stdin!.end() };
-  } finally {
-    closeSync(logFile);
-  }
 }
 
 /**

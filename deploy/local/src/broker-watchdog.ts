@@ -2,7 +2,8 @@
 // running: a broker node that dies (killed, out of memory) is started again on its data directory, with
 // a growing pause between attempts that fail, until the stack stops.
 import type { Logger } from '@fleet/shared/logger';
-import { isAlive, startLocalKafka, type LocalKafka } from './apache-kafka';
+import { startLocalKafka, type LocalKafka } from './apache-kafka';
+import { isAlive } from './jvm-process';
 import type { LocalKafkaCluster } from './kafka-cluster';
 
 export interface BrokerWatchdogOptions {

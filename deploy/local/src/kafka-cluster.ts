@@ -9,20 +9,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REPLICATED } from '@fleet/shared/kafka/topics';
 import { Kafka, logLevel } from 'kafkajs';
-import {
-  assertPortBindable,
-  clusterId,
-  freePortRun,
-  isAlive,
-  JAVA_TOOLS_HINT,
-  javaToolsPresent,
-  KAFKA_DIR,
-  KAFKA_VERSION,
-  readPid,
-  resolveKafkaJars,
-  spawnBroker,
-  stopPid,
-} from './apache-kafka';
+import { clusterId, JAVA_TOOLS_HINT, javaToolsPresent, KAFKA_DIR, KAFKA_VERSION, resolveKafkaJars } from './apache-kafka';
+import { isAlive, readPid, spawnBroker, stopPid } from './jvm-process';
+import { assertPortBindable, freePortRun } from './local-ports';
 
 export const CLUSTER_NODES = 3;
 /** How soon the controller fences a node that stopped heartbeating (see the properties below). */

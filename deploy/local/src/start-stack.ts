@@ -7,71 +7,26 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, loadConfig, logLevel, positiveInt, postgresUrl, topicPrefix } from '@fleet/shared/config';
+import { ConfigError, loadConfig } from '@fleet/shared/config';
 import { migrate } from '@fleet/shared/db/migrate';
 import { redactUrl } from '@fleet/shared/db/pool';
 import { createKafka } from '@fleet/shared/kafka/client';
 import { clusterReplicationFactor, ensureTopics } from '@fleet/shared/kafka/topics';
 import { createLogger } from '@fleet/shared/logger';
-import { integer } from '@fleet/shared/schemas/checks';
 import { commandStopDeadlineMs, DEFAULT_STOP_DEADLINE_MS, KILL_MARGIN_MS } from '@fleet/shared/stop-deadline';
-import { z } from 'zod';
-import { assertPortBindable, defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { defaultDataDir, javaToolsPresent, JAVA_TOOLS_HINT, startLocalKafka } from './apache-kafka';
+import { assertPortBindable } from './local-ports';
+import { assertServicePortsFree, instancesOf, launcherEnv, type Instance, type LauncherConfig, type Service } from './stack-layout';
 import { keepClusterRunning, keepLocalKafkaRunning } from './broker-watchdog';
 import { localKafkaCluster } from './kafka-cluster';
 import { devCredential, repoRoot } from './dev-secret';
-import { serviceEntry, serviceNodeArgs, type ServiceName } from './service-node-args';
+import { serviceEntry, serviceNodeArgs } from './service-node-args';
 import { KCAT_INSTALL_HINT, kcatAvailable, mockKafkaClientEnv, startMockKafka } from './mock-kafka';
 
-type Service = ServiceName;
-
-/** One process the launcher runs and supervises. */
-interface Instance {
-  /** The service's name, with its index when the launcher runs several of it (gateway-1). */
-  name: string;
-  service: Service;
-  /** The port it listens on (a gateway's HTTP, a writer's or the Teltonika listener's metrics); 0 picks a free one. */
-  port: number;
-  /** The variable the port comes from, for the line that says it is taken. */
-  portVariable: string;
-  /** Another port it listens on (the Teltonika listener's for devices), checked the same way. */
-  devicePort?: number;
-}
 const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A service that ran this long before crashing starts again after the shortest pause. */
 const HEALTHY_RUN_MS = 60_000;
-
-const launcherEnv = z.object({
-  DATABASE_URL: postgresUrl,
-  LOG_LEVEL: logLevel,
-  KAFKA_BROKERS: z.string().optional(),
-  KAFKA_PORT: z.coerce.number().check(integer()).min(1).max(65530).default(9092),
-  /** 1: a single local node; 3: a replicated local cluster of three (`KAFKA_BROKER_COUNT=3 npm run kafka:up`). */
-  KAFKA_BROKER_COUNT: z.enum(['1', '3']).default('1').transform(Number),
-  KAFKA_TOPIC_PREFIX: topicPrefix,
-  PORT: z.coerce.number().check(integer()).default(8080),
-  /** Gateways to run, gateway i on PORT + i. */
-  GATEWAY_REPLICAS: positiveInt(1),
-  /**
-   * Trip-writers to run, members of one consumer group; writer i serves its metrics on
-   * TRIP_WRITER_METRICS_PORT + i, a range of its own (9500 on) clear of the other services' ports.
-   */
-  TRIP_WRITER_REPLICAS: positiveInt(1),
-  TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9500),
-  GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
-  /** The Teltonika listener's TCP port for devices; 0 leaves the listener out. */
-  TELTONIKA_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(5027),
-  TELTONIKA_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9466),
-  /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
-  REPLY_TIMEOUT_MS: positiveInt(10_000),
-  /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
-  STACK_NODE_ARGS: z
-    .string()
-    .default('')
-    .transform((value) => value.split(/\s+/).filter(Boolean)),
-  NODE_ENV: z.string().default('development'),
-});
 
 const logger = createLogger('stack');
 
@@ -84,7 +39,7 @@ interface Broker {
 }
 
 /** KAFKA_BROKERS when set; else the development Apache Kafka (as `npm run kafka:up`); else the mock. */
-async function chooseBroker(config: z.output<typeof launcherEnv>): Promise<Broker> {
+async function chooseBroker(config: LauncherConfig): Promise<Broker> {
   if (config.KAFKA_BROKERS) {
     logger.info({ brokers: config.KAFKA_BROKERS }, 'broker: the Kafka at KAFKA_BROKERS');
     return { brokers: config.KAFKA_BROKERS.split(','), clientEnv: {}, provision: true, stop: async () => undefined };
@@ -128,57 +83,6 @@ async function provisionTopics(brokers: string[], prefix: string): Promise<void>
     logger.info({ topics: topics.map((topic) => `${topic.topic}:${topic.partitions}`) }, 'topics ready');
   } finally {
     await admin.disconnect();
-  }
-}
-
-/** The processes to run: the gateways first, as they are stopped first. */
-function instancesOf(config: z.output<typeof launcherEnv>): Instance[] {
-  const replicas = (service: Service, count: number, base: number, variable: string): Instance[] =>
-    Array.from({ length: count }, (_, index) => ({
-      name: count === 1 ? service : `${service}-${index}`,
-      service,
-      port: base === 0 ? 0 : base + index,
-      portVariable: index === 0 ? variable : `${variable}+${index}`,
-    }));
-  return [
-    ...replicas('gateway', config.GATEWAY_REPLICAS, config.PORT, 'PORT'),
-    ...replicas('trip-writer', config.TRIP_WRITER_REPLICAS, config.TRIP_WRITER_METRICS_PORT, 'TRIP_WRITER_METRICS_PORT'),
-    ...replicas('group-writer', 1, config.GROUP_WRITER_METRICS_PORT, 'GROUP_WRITER_METRICS_PORT'),
-    ...(config.TELTONIKA_PORT === 0
-      ? []
-      : replicas('teltonika', 1, config.TELTONIKA_METRICS_PORT, 'TELTONIKA_METRICS_PORT').map((instance) => ({
-          ...instance,
-          devicePort: config.TELTONIKA_PORT,
-        }))),
-  ];
-}
-
-/**
- * The ports the services will listen on, checked before anything starts: a second `npm start`, or any
- * server on PORT, is refused with one line instead of services crash-looping on EADDRINUSE while the
- * launcher probes the other stack's gateway.
- */
-async function assertServicePortsFree(instances: readonly Instance[]): Promise<void> {
-  const ports = instances.flatMap(({ port, portVariable, devicePort }) => [
-    { port, portVariable },
-    ...(devicePort === undefined ? [] : [{ port: devicePort, portVariable: 'TELTONIKA_PORT' }]),
-  ]);
-  const claimed = new Map<number, string>();
-  for (const { port, portVariable } of ports) {
-    if (port === 0) continue;
-    const other = claimed.get(port);
-    if (other !== undefined)
-      throw new ConfigError(`${portVariable} and ${other} are both port ${port}: give each service a port of its own`);
-    claimed.set(port, portVariable);
-  }
-  for (const { port, portVariable } of ports) {
-    if (port === 0) continue;
-    try {
-      // Every interface, as the services listen.
-      await assertPortBindable(port, '::');
-    } catch (error) {
-      throw new ConfigError(`${portVariable}=${port} is in use by another process (another stack?): ${(error as Error).message}`);
-    }
   }
 }
 
