@@ -200,6 +200,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     },
     writes: {
       bus,
+      refusalBeforeBody: () => bus.fullRefusal(),
       topics,
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,

@@ -13,6 +13,9 @@ import { AppError } from '@fleet/shared/errors';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { DeviceRegistry } from '@fleet/write-path/devices/device-registry';
 import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
+
+/** What a session sends its records through: the write path's CommandBus. */
+export type RecordSender = Pick<CommandBus, 'requestLists'>;
 import type { TrackerPositionSchema } from '@fleet/write-path/trip-request';
 import { FrameReader, ProtocolError, type AvlPacket } from './codec';
 import type { Refusal, TeltonikaMetrics } from './metrics';
@@ -20,7 +23,7 @@ import { positionOf } from './records';
 
 export interface SessionDeps {
   registry: DeviceRegistry;
-  bus: CommandBus;
+  bus: RecordSender;
   topic: string;
   trackerPosition: TrackerPositionSchema;
   /** The device rate limit; rejects (a 429 AppError) when the device sent too many positions. */

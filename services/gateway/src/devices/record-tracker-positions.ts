@@ -6,13 +6,13 @@
 import { AppError } from '@fleet/shared/errors';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
+import type { CommandSender } from '../trip-locations/create-trip-location';
 import type { TrackerPositionSchema } from '@fleet/write-path/trip-request';
 import { validationError } from '@fleet/shared/schemas/validation-error';
 import type { FieldNames, OsmandPosition } from './osmand';
 
 export interface TrackerWriteDeps {
-  bus: CommandBus;
+  bus: CommandSender;
   topic: string;
   trackerPosition: TrackerPositionSchema;
   admit(positionsByDevice: ReadonlyMap<string, number>): Promise<void>;

@@ -2,16 +2,21 @@
 // Kafka does not answer, a topic it needs is missing, or it is stopping. Redis is a cache: while it is
 // away, category reads are served from PostgreSQL, so the instance stays ready and says "degraded".
 import { missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
-import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
 import type { RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
+
+/** Whether commands can be published and replies received now, and why not (the write path's CommandBus). */
+export interface WritePathReadiness {
+  isReady(): boolean;
+  notReadyReason(): string | undefined;
+}
 
 export interface HealthDeps {
   /** Resolve when PostgreSQL answers, reject when it does not. */
   pingDatabase: () => Promise<unknown>;
   /** The same of Redis. */
   pingCache: () => Promise<unknown>;
-  bus: CommandBus;
+  bus: WritePathReadiness;
   /** The topics this gateway needs that the broker does not have. */
   missingTopics: () => Promise<string[]>;
   isStopping: () => boolean;

@@ -10,13 +10,12 @@ import typeis from 'type-is';
 import { AppError } from '@fleet/shared/errors';
 import type { Topics } from '@fleet/shared/kafka/topics';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '@fleet/shared/schemas/vehicle-group.schema';
-import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '@fleet/write-path/rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
-import { createTripLocation } from '../trip-locations/create-trip-location';
+import { createTripLocation, type CommandSender } from '../trip-locations/create-trip-location';
 import type { TripRequestSchema } from '@fleet/write-path/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
 import { requestIdOf } from './request-id';
@@ -24,7 +23,9 @@ import { bodyOf, type Answer, type Middleware, type RouteHandlers } from './rout
 import { sendJson } from './send-json';
 
 export interface WriteRoutesDeps {
-  bus: CommandBus;
+  bus: CommandSender;
+  /** The refusal of a write before its body is read (the write path full), if any. */
+  refusalBeforeBody: () => AppError | undefined;
   topics: Topics;
   tokens: TokenVerifier;
   /** JWT_REQUIRED_SCOPES: each route demands its scope in the token's `scope` claim. */
@@ -95,7 +96,7 @@ export async function acceptBody(
  * once when the gateway already has MAX_IN_FLIGHT commands waiting. Answers the type read.
  */
 export async function readBody(
-  deps: Pick<WriteRoutesDeps, 'bus' | 'bodyBudget'>,
+  deps: Pick<WriteRoutesDeps, 'refusalBeforeBody' | 'bodyBudget'>,
   parsers: Record<string, Middleware>,
   req: IncomingMessage,
   res: Answer,
@@ -103,7 +104,7 @@ export async function readBody(
   const types = Object.keys(parsers);
   const type = typeis(req, types);
   if (!type) throw new AppError({ kind: 'unsupportedMediaType', detail: `Content-Type must be ${types.join(' or ')}` });
-  const full = deps.bus.fullRefusal();
+  const full = deps.refusalBeforeBody();
   if (full) throw full;
   const reading = deps.bodyBudget.reserve(req, res);
   try {

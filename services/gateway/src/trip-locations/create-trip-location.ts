@@ -4,7 +4,7 @@
 import { AppError } from '@fleet/shared/errors';
 import type { CommandReply } from '@fleet/shared/schemas/reply.schema';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
+import type { CommandListRequest, CommandRequest } from '@fleet/write-path/kafka/command-request';
 import { requireOwnDevice } from '../auth/device-claim';
 import { validationError } from '@fleet/shared/schemas/validation-error';
 import type { TripRequestSchema } from '@fleet/write-path/trip-request';
@@ -14,8 +14,18 @@ export interface CreationResult {
   data: { id: number; information: string };
 }
 
+/** Where the writes are sent to their writers, and their outcomes come back from (the write path's CommandBus). */
+export interface CommandSender {
+  /** Publishes a command and resolves with its writer's reply; rejects with a retry-safe 503 AppError. */
+  request(command: CommandRequest): Promise<CommandReply>;
+  /** Publishes lists of commands, each as one message, and resolves with each list's replies. */
+  requestLists(lists: readonly CommandListRequest[]): Promise<CommandReply[][]>;
+  /** The partition of `topic` a message keyed `key` lands on; undefined while unknown. */
+  partitionOf(topic: string, key: string): number | undefined;
+}
+
 export interface WriteDeps {
-  bus: CommandBus;
+  bus: CommandSender;
   topic: string;
   /**
    * Resolves when a request carrying these positions per device may be published; rejects with the
