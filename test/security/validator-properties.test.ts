@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { parseGpsTime } from '@fleet/shared/schemas/gps-time';
 import { tripLocationRequestSchema } from '@fleet/shared/schemas/trip-location.schema';
 import { vehicleGroupRequestSchema } from '@fleet/shared/schemas/vehicle-group.schema';
-import { gpsTimeRendering, invalidGpsTime, invalidGroup, invalidTrip, jsonBody, MAX_GPS_MS, validGroup, validTrip } from './arbitraries';
+import { invalidGroup, invalidTrip, jsonBody, validGroup, validTrip } from './arbitraries';
+import { gpsTimeRendering, invalidGpsTime, MAX_GPS_MS } from './gps-time-arbitraries';
 
 /** -0 and 0 mean the same position; jest's equality tells them apart. */
 const sameNumberSign = (value: unknown) => (typeof value === 'number' ? value + 0 : value);
