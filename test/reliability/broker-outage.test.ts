@@ -6,20 +6,10 @@
 import { closeDb } from '../support/harness';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmed,
-  secondsToRecover,
-  startLoad,
-  recoveryBoundSeconds,
-  startProcessStack,
-  waitUntil,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
 
 const REPLY_TIMEOUT_MS = 5000;
 const PUBLISH_TIMEOUT_MS = 2000;

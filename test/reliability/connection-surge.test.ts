@@ -6,7 +6,8 @@ import net from 'node:net';
 import { closeKafka } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import { startProcessStack, waitUntil, type ProcessStack } from './fault-support';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { waitUntil } from './fault-support';
 
 /** Twice Node's default backlog of 511, and well within the descriptors a test process may open. */
 const SURGE = 1000;

@@ -6,31 +6,19 @@
 import { closeKafka } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  createPrivateDatabase,
-  expectPromiseKept,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmed,
-  startLoad,
-  startProcessStack,
-  storedCount,
-  waitUntil,
-  metricValue,
-  postsSent,
-  type PrivateDatabase,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged, storedCount, postsSent } from './fault-audit';
+import { faultyDatabase, type FaultyDatabase } from './fault-database';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { waitUntil, metricValue } from './fault-support';
 
 const REPLY_TIMEOUT_MS = 3000;
 
-let database: PrivateDatabase;
+let database: FaultyDatabase;
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  database = await createPrivateDatabase();
+  database = await faultyDatabase();
   stack = await startProcessStack('database-outage', { env: { DATABASE_URL: database.url, REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS) } });
 }, 60_000);
 afterAll(async () => {

@@ -8,19 +8,10 @@ import { closeDb } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmed,
-  secondsToRecover,
-  startLoad,
-  startProcessStack,
-  waitUntil,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { secondsToRecover, waitUntil } from './fault-support';
 
 /** What the outside test found and the issue bounds: from the kill to the first confirmed write. */
 const WRITER_CRASH_BOUND_S = 10;

@@ -9,23 +9,10 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectDataKept,
-  inFlightAt,
-  metricValue,
-  printFigures,
-  retryUnconfirmed,
-  secondsToRecover,
-  startLoad,
-  recoveryBoundSeconds,
-  replyCounts,
-  startProcessStack,
-  storedCount,
-  waitUntil,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectDataKept, printFigures, replyCounts, storedCount } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
 
 let stack: ProcessStack;
 

@@ -8,35 +8,20 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { buildGroup, closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  auditGroups,
-  authorization,
-  createPrivateDatabase,
-  expectOneReplyPerDelivery,
-  expectPromiseKept,
-  inFlightAt,
-  metricValue,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmedGroups,
-  secondsToRecover,
-  startGroupLoad,
-  recoveryBoundSeconds,
-  replyCounts,
-  startProcessStack,
-  waitUntil,
-  type PrivateDatabase,
-  type ProcessStack,
-} from './fault-support';
+import { auditGroups, expectOneReplyPerDelivery, expectPromiseKept, printFigures, problemsLogged, replyCounts } from './fault-audit';
+import { faultyDatabase, type FaultyDatabase } from './fault-database';
+import { authorization, retryUnconfirmedGroups, startGroupLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
 
 const REPLY_TIMEOUT_MS = 4000;
 
-let database: PrivateDatabase;
+let database: FaultyDatabase;
 let stack: ProcessStack;
 
 beforeAll(async () => {
   // A database of this file's own: its connections are cut, and no other test's may be.
-  database = await createPrivateDatabase();
+  database = await faultyDatabase();
   stack = await startProcessStack('group-faults', {
     tripWriters: 0,
     groupWriters: 1,

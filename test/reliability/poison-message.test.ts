@@ -6,18 +6,10 @@ import { closeKafka, produceRaw, readTopic } from '../support/kafka';
 import { randomUUID } from 'node:crypto';
 import { buildTrip, closeDb, db } from '../support/harness';
 import { spawnService, stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  printFigures,
-  problemsLogged,
-  startLoad,
-  startProcessStack,
-  waitUntil,
-  metricValue,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { authorization, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { waitUntil, metricValue } from './fault-support';
 
 let stack: ProcessStack;
 

@@ -31,21 +31,10 @@ import {
 } from '../../deploy/local/src/kafka-cluster';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  inFlightAt,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmed,
-  startLoad,
-  startProcessStack,
-  waitUntil,
-  warmUp,
-  type Post,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { inFlightAt, waitUntil, warmUp } from './fault-support';
 
 /** How long a node stays down or frozen, as the issue sets the faults. */
 const FAULT_MS = 20_000;

@@ -9,15 +9,9 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/kafka';
 import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
-import {
-  expectOneReplyPerDelivery,
-  metricValue,
-  recordFigures,
-  replyCounts,
-  startProcessStack,
-  waitUntil,
-  type ProcessStack,
-} from './fault-support';
+import { expectOneReplyPerDelivery, recordFigures, replyCounts } from './fault-audit';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { metricValue, waitUntil } from './fault-support';
 
 const DEVICES = 12;
 const RECORDS_PER_PACKET = 10;

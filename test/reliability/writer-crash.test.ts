@@ -5,24 +5,10 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectOneReplyPerDelivery,
-  expectPromiseKept,
-  inFlightAt,
-  printFigures,
-  retryUnconfirmed,
-  secondsToRecover,
-  startLoad,
-  recoveryBoundSeconds,
-  replyCounts,
-  startProcessStack,
-  storedCount,
-  waitUntil,
-  metricValue,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectOneReplyPerDelivery, expectPromiseKept, printFigures, replyCounts, storedCount } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { inFlightAt, secondsToRecover, recoveryBoundSeconds, waitUntil, metricValue } from './fault-support';
 
 let stack: ProcessStack;
 

@@ -5,21 +5,10 @@
 import { closeKafka } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  inFlightAt,
-  printFigures,
-  retryUnconfirmed,
-  secondsToRecover,
-  startLoad,
-  recoveryBoundSeconds,
-  startProcessStack,
-  waitUntil,
-  metricValue,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { inFlightAt, secondsToRecover, recoveryBoundSeconds, waitUntil, metricValue } from './fault-support';
 
 let stack: ProcessStack;
 

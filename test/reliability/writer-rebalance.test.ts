@@ -6,19 +6,10 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices, type ServiceProcess } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  printFigures,
-  problemsLogged,
-  retryUnconfirmed,
-  startLoad,
-  startProcessStack,
-  waitUntil,
-  warmUp,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { waitUntil, warmUp } from './fault-support';
 
 let stack: ProcessStack;
 

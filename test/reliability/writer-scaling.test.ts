@@ -7,20 +7,10 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, groupLag } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import {
-  audit,
-  authorization,
-  expectPromiseKept,
-  metricValue,
-  printFigures,
-  retryUnconfirmed,
-  startLoad,
-  startProcessStack,
-  waitUntil,
-  warmUp,
-  type Post,
-  type ProcessStack,
-} from './fault-support';
+import { audit, expectPromiseKept, printFigures } from './fault-audit';
+import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
+import { startProcessStack, type ProcessStack } from './fault-stack';
+import { metricValue, waitUntil, warmUp } from './fault-support';
 
 const MOST_WRITERS = 4;
 /** What "caught up" means after a step: fewer unconsumed commands than this, within LAG_WITHIN_MS. */
