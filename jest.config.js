@@ -28,7 +28,7 @@ const common = {
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',
     '^@fleet/write-path/(.*)$': '<rootDir>/shared/write-path/src/$1',
     '^@fleet/teltonika/codec$': '<rootDir>/services/teltonika/src/codec.ts',
-    '^@fleet/local-stack/kafka-cluster$': '<rootDir>/deploy/local/src/kafka-cluster.ts',
+    '^@fleet/local-stack/(.*)$': '<rootDir>/deploy/local/src/$1',
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',
   },

@@ -3,7 +3,8 @@
 // that the report and chart describe what was measured.
 import { Pool } from 'pg';
 import { markdownTable, svgChart } from './report';
-import { dropBenchDatabase, runBench, type BenchReport } from './run-bench';
+import type { BenchReport } from './bench-types';
+import { dropBenchDatabase, runBench } from './run-bench';
 import { volumeImei } from './volume';
 
 jest.setTimeout(180_000);

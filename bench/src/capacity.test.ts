@@ -1,6 +1,6 @@
 import { capacityModel, capacityPlan, PLANNED_UTILISATION, type PerCore } from './capacity';
 import type { CpuPerRequest } from './process-cpu';
-import type { ScenarioResult } from './run-bench';
+import type { ScenarioResult } from './bench-types';
 
 const cpu = (parts: Partial<CpuPerRequest>): CpuPerRequest => ({
   gateway: null,

@@ -6,7 +6,7 @@
 // instances each on a core of its own, which is what a plan deploys. The broker is planned from its
 // cost on three nodes when the run measured it, since production replicates every write three times.
 import type { CpuPerRequest } from './process-cpu';
-import type { ScenarioResult } from './run-bench';
+import type { ScenarioResult } from './bench-types';
 import { REPLICATED_SCENARIO } from './scale-out';
 
 export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';

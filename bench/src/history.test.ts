@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { appendHistory, HISTORY_FILE, lastRunBeforePartitioning, readHistory } from './history';
-import { repoRoot, type BenchReport } from './run-bench';
+import type { BenchReport } from './bench-types';
+import { repoRoot } from './load-driver';
 
 const run = (startedAt: string, connections: number, partitioned?: boolean) =>
   ({

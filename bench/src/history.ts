@@ -2,7 +2,7 @@
 // and nothing rewrites a line, so a later run can be held against an earlier one: trip creates on the
 // partitioned trip_locations against the last run before it was partitioned.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import type { BenchReport } from './run-bench';
+import type { BenchReport } from './bench-types';
 
 export const HISTORY_FILE = 'history.jsonl';
 

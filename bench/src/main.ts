@@ -7,7 +7,8 @@ import { integer } from '@fleet/shared/schemas/checks';
 import { BENCH_HISTORY, BENCH_RESULTS, withSection } from './docs-section';
 import { appendHistory, HISTORY_FILE, readHistory, runsTable } from './history';
 import { markdownTable, svgChart } from './report';
-import { dropBenchDatabase, repoRoot, runBench } from './run-bench';
+import { repoRoot } from './load-driver';
+import { dropBenchDatabase, runBench } from './run-bench';
 
 const benchEnv = z.object({
   BENCH_CONNECTIONS: positiveInt(64),

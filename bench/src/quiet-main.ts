@@ -13,7 +13,8 @@ import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { withSection } from './docs-section';
 import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
-import { freePort, repoRoot, waitReady } from './run-bench';
+import { freePortRun } from '@fleet/local-stack/local-ports';
+import { repoRoot, waitReady } from './load-driver';
 
 const quietEnv = z.object({
   BENCH_QUIET_SECONDS: positiveInt(20),
@@ -23,13 +24,9 @@ const quietEnv = z.object({
 
 async function main(): Promise<void> {
   const env = loadConfig(quietEnv);
-  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics] = (await Promise.all(Array.from({ length: 5 }, freePort))) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  // Five consecutive ports, free now and below the ephemeral range.
+  const base = await freePortRun(5);
+  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics] = [base, base + 1, base + 2, base + 3, base + 4];
   const jwtSecret = randomBytes(32).toString('base64url');
   let brokers = '';
   const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {

@@ -2,7 +2,7 @@
 // as an SVG bar chart of ratios to hello-world.
 import { CPU_PARTS, type CpuPerRequest } from './process-cpu';
 import { CAPACITY_PARTS, PLANNED_UTILISATION, REPORT_INTERVAL_S, type CapacityModel } from './capacity';
-import type { BenchReport } from './run-bench';
+import type { BenchReport } from './bench-types';
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 

@@ -1,5 +1,5 @@
 import type { CpuPerRequest } from './process-cpu';
-import type { ScenarioResult } from './run-bench';
+import type { ScenarioResult } from './bench-types';
 import { benchTargets } from './targets';
 
 const cpu = (gateway: number): CpuPerRequest => ({

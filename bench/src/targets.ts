@@ -1,7 +1,7 @@
 // The goals the issues set for a run, each checked against figures measured in that same run. Ratios
 // are taken to the hello-world runs on either side of a scenario, so that a drift of the host between
 // scenarios cancels out.
-import type { ScenarioResult, Target } from './run-bench';
+import type { ScenarioResult, Target } from './bench-types';
 import { LIVE_STREAMS_SCENARIO } from './live-streams';
 import { REPLICATED_SCENARIO, SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO } from './scale-out';
 
