@@ -9,9 +9,9 @@ import {
   insertCategory,
   RedisServer,
   startCategoryGateway,
-  waitFor,
   type CategoryGateway,
 } from './category-support';
+import { eventually } from '../support/eventually';
 
 let redisServer: RedisServer;
 let stack: CategoryGateway;
@@ -41,7 +41,7 @@ test('when Redis stops, reads are served from PostgreSQL, the outage is logged o
   const key = categoryCacheKey(stack.prefix, category.id);
   const before = redisClient();
   expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
-  expect(await waitFor(() => before.exists(key).then((count) => count === 1), 'the cache entry')).toBe(true);
+  expect(await eventually(() => before.exists(key).then((count) => count === 1), 10_000, { what: 'the cache entry' })).toBe(true);
   before.disconnect();
 
   // Counted before the stop: the client may report the lost connection before the next read does.
@@ -60,13 +60,13 @@ test('when Redis stops, reads are served from PostgreSQL, the outage is logged o
   await redisServer.restart();
   const after = redisClient();
   // The restarted server is empty: an entry appears only once the gateway writes to it again.
-  await waitFor(
+  await eventually(
     async () => {
       expect((await getCategory(stack.url, category.id, TEST_API_KEY)).status).toBe(200);
       return (await after.get(key)) !== null;
     },
-    'the gateway to fill the restarted Redis',
     15_000,
+    { what: 'the gateway to fill the restarted Redis' },
   );
   expect(JSON.parse((await after.get(key))!)).toEqual({ data: category });
   expect(recoveries().length).toBe(1);
@@ -83,13 +83,13 @@ test('when Redis stops, reads are served from PostgreSQL, the outage is logged o
 test('when Redis is slower than the command timeout, reads are served from PostgreSQL without waiting for it', async () => {
   const category = await insertCategory(buildCategory());
   const client = redisClient();
-  await waitFor(
+  await eventually(
     async () => {
       await getCategory(stack.url, category.id, TEST_API_KEY);
       return (await client.exists(categoryCacheKey(stack.prefix, category.id))) === 1;
     },
-    'the gateway to use Redis',
     15_000,
+    { what: 'the gateway to use Redis' },
   );
 
   const blocker = new Redis(redisServer.url);
@@ -98,13 +98,14 @@ test('when Redis is slower than the command timeout, reads are served from Postg
   // Redis is asleep once a ping of another connection goes unanswered.
   const probe = new Redis(redisServer.url, { commandTimeout: 200, maxRetriesPerRequest: 0 });
   probe.on('error', () => undefined);
-  await waitFor(
+  await eventually(
     async () =>
       (await probe.ping().then(
         () => false,
         () => true,
       )) && !awake,
-    'Redis to be asleep',
+    10_000,
+    { what: 'Redis to be asleep' },
   );
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const res = await getCategory(stack.url, category.id, TEST_API_KEY);
@@ -133,13 +134,11 @@ test('a gateway started while Redis is down serves, says so in /readyz, and uses
     expect(read.body.data).toEqual(category);
 
     await late.restart();
-    await waitFor(
-      async () => ((await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string }).status === 'ready',
-      'readyz to say ready',
-      20_000,
-    );
+    await eventually(async () => ((await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string }).status === 'ready', 20_000, {
+      what: 'readyz to say ready',
+    });
     const key = categoryCacheKey(gateway.prefix, category.id);
-    await waitFor(
+    await eventually(
       async () => {
         await getCategory(gateway.url, category.id, TEST_API_KEY);
         const client = new Redis(late.url, { maxRetriesPerRequest: 1 });
@@ -150,8 +149,8 @@ test('a gateway started while Redis is down serves, says so in /readyz, and uses
           client.disconnect();
         }
       },
-      'a read to fill the cache of the Redis that came up',
       20_000,
+      { what: 'a read to fill the cache of the Redis that came up' },
     );
   } finally {
     await gateway.stop();

@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { closeDb, db, testServers, uniquePrefix } from '../support/harness';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
 import { runCategoriesCli } from '../../services/gateway/src/cli/categories';
-import { buildCategory, categoryCacheKey, freePort, insertCategory } from './category-support';
+import { freePort } from '../../deploy/local/src/local-ports';
+import { buildCategory, categoryCacheKey, insertCategory } from './category-support';
 
 let dir: string;
 let redis: Redis;

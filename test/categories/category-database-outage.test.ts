@@ -6,15 +6,8 @@ import { createLogger } from '@fleet/shared/logger';
 import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
-import {
-  buildCategory,
-  getCategory,
-  insertCategory,
-  startCategoryGateway,
-  TcpProxy,
-  waitFor,
-  type CategoryGateway,
-} from './category-support';
+import { buildCategory, getCategory, insertCategory, startCategoryGateway, TcpProxy, type CategoryGateway } from './category-support';
+import { eventually } from '../support/eventually';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -41,7 +34,9 @@ test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at onc
   const io = { env: { DATABASE_URL: testServers().databaseUrl }, out: (line: string) => out.push(line), err: () => undefined };
   expect(await runApiKeyCli(['create', `outage-${randomUUID()}`], io)).toBe(0);
   const storedKey = out[0]!;
-  await waitFor(async () => (await getCategory(stack.url, cached.id, storedKey)).status === 200, 'the stored key to be accepted');
+  await eventually(async () => (await getCategory(stack.url, cached.id, storedKey)).status === 200, 10_000, {
+    what: 'the stored key to be accepted',
+  });
 
   await proxy.cut();
   const started = Date.now();
@@ -53,11 +48,9 @@ test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at onc
   expect(missed.headers.get('retry-after')).toBe('1');
 
   // Past a failed key refresh, the keys loaded before are kept.
-  await waitFor(
-    async () => stack.logs.some((line) => line.msg.startsWith('cannot refresh API keys')),
-    'a key refresh to fail while PostgreSQL is away',
-    15_000,
-  );
+  await eventually(async () => stack.logs.some((line) => line.msg.startsWith('cannot refresh API keys')), 15_000, {
+    what: 'a key refresh to fail while PostgreSQL is away',
+  });
   const served = await getCategory(stack.url, cached.id, storedKey);
   expect(served.status).toBe(200);
   expect(served.body.data).toEqual(cached);
@@ -65,7 +58,9 @@ test('when PostgreSQL is unreachable, a cache miss responds 503 E-S1/1-03 at onc
 
   await proxy.resume();
   const unknown = randomUUID();
-  await waitFor(async () => (await getCategory(stack.url, unknown, TEST_API_KEY)).status === 404, 'PostgreSQL to answer again');
+  await eventually(async () => (await getCategory(stack.url, unknown, TEST_API_KEY)).status === 404, 10_000, {
+    what: 'PostgreSQL to answer again',
+  });
 });
 
 test('when PostgreSQL refuses connections to the database (55000), a cache miss responds 503 E-S1/1-03', async () => {

@@ -12,10 +12,10 @@ import {
   getCategory,
   insertCategory,
   startCategoryGateway,
-  waitFor,
   type CategoryGateway,
 } from './category-support';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
+import { eventually } from '../support/eventually';
 
 let stack: CategoryGateway;
 let redis: Redis;
@@ -66,17 +66,25 @@ describe('authentication', () => {
     expect(await runApiKeyCli(['create', label], io)).toBe(0);
     const key = out[0]!;
 
-    const accepted = await waitFor(async () => {
-      const res = await getCategory(stack.url, category.id, key);
-      return res.status === 200 && res;
-    }, 'the created key to be accepted');
+    const accepted = await eventually(
+      async () => {
+        const res = await getCategory(stack.url, category.id, key);
+        return res.status === 200 ? res : undefined;
+      },
+      10_000,
+      { what: 'the created key to be accepted' },
+    );
     expect(accepted.body.data.id).toBe(category.id);
 
     expect(await runApiKeyCli(['revoke', label], io)).toBe(0);
-    const refused = await waitFor(async () => {
-      const res = await getCategory(stack.url, category.id, key);
-      return res.status === 401 && res;
-    }, 'the revoked key to be refused');
+    const refused = await eventually(
+      async () => {
+        const res = await getCategory(stack.url, category.id, key);
+        return res.status === 401 ? res : undefined;
+      },
+      10_000,
+      { what: 'the revoked key to be refused' },
+    );
     expect(refused.body.code).toBe('E-A1/1-01');
   });
 
@@ -157,11 +165,15 @@ describe('the cache', () => {
     const key = categoryCacheKey(stack.prefix, category.id);
     // The cache is written after the answer, best effort within REDIS_COMMAND_TIMEOUT_MS (50 ms): on a
     // loaded machine one write can miss it, and the next read writes it again, as it would in service.
-    const cached = await waitFor(async () => {
-      const value = await redis.get(key);
-      if (value === null) await getCategory(stack.url, category.id, TEST_API_KEY);
-      return value ?? undefined;
-    }, 'the cache entry');
+    const cached = await eventually(
+      async () => {
+        const value = await redis.get(key);
+        if (value === null) await getCategory(stack.url, category.id, TEST_API_KEY);
+        return value ?? undefined;
+      },
+      10_000,
+      { what: 'the cache entry' },
+    );
     expect(cached).toBe(first.text);
     const ttl = await redis.ttl(key);
     expect(ttl).toBeGreaterThan(290);
@@ -179,7 +191,9 @@ describe('the cache', () => {
     const id = randomUUID();
     expect((await getCategory(stack.url, id, TEST_API_KEY)).status).toBe(404);
     const key = categoryCacheKey(stack.prefix, id);
-    expect(await waitFor(() => redis.get(key).then((value) => value ?? undefined), 'the not-found entry')).toBe('not-found');
+    expect(await eventually(() => redis.get(key).then((value) => value ?? undefined), 10_000, { what: 'the not-found entry' })).toBe(
+      'not-found',
+    );
     const ttl = await redis.ttl(key);
     expect(ttl).toBeGreaterThan(20);
     expect(ttl).toBeLessThanOrEqual(30);
@@ -192,7 +206,9 @@ describe('the cache', () => {
   test('a body from the cache is byte for byte the body from PostgreSQL', async () => {
     const category = await insertCategory(buildCategory({ name: 'Vaccines "2-8" — ünïcode', min_temperature: 2.25 }));
     const fromDatabase = await getCategory(stack.url, category.id, TEST_API_KEY);
-    await waitFor(() => redis.exists(categoryCacheKey(stack.prefix, category.id)).then((count) => count === 1), 'the cache entry');
+    await eventually(() => redis.exists(categoryCacheKey(stack.prefix, category.id)).then((count) => count === 1), 10_000, {
+      what: 'the cache entry',
+    });
     const fromCache = await getCategory(stack.url, category.id, TEST_API_KEY);
     expect(fromCache.text).toBe(fromDatabase.text);
     expect(fromCache.headers.get('content-length')).toBe(fromDatabase.headers.get('content-length'));
@@ -204,9 +220,10 @@ describe('the cache', () => {
     const missing = randomUUID();
     await getCategory(stack.url, category.id, TEST_API_KEY);
     await getCategory(stack.url, missing, TEST_API_KEY);
-    await waitFor(
+    await eventually(
       () => redis.exists(categoryCacheKey(stack.prefix, category.id), categoryCacheKey(stack.prefix, missing)).then((count) => count === 2),
-      'both cache entries',
+      10_000,
+      { what: 'both cache entries' },
     );
 
     const result = await importCategories({ store: categoryStore(db()), cache: categoryEvictor(redis, `${stack.prefix}:`) }, [
@@ -226,7 +243,7 @@ describe('the cache', () => {
     const category = await insertCategory(buildCategory());
     await getCategory(stack.url, category.id, TEST_API_KEY);
     const key = categoryCacheKey(stack.prefix, category.id);
-    await waitFor(() => redis.exists(key).then((count) => count === 1), 'the cache entry');
+    await eventually(() => redis.exists(key).then((count) => count === 1), 10_000, { what: 'the cache entry' });
     const result = await importCategories({ store: categoryStore(db()), cache: categoryEvictor(redis, `${stack.prefix}:`) }, [category]);
     expect(result.changed).toEqual([]);
     expect(await redis.exists(key)).toBe(1);

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { redactedPaths } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { baseEnv, db, provisionedPrefix } from '../support/harness';
+import { freePort } from '../../deploy/local/src/local-ports';
 import { eventually } from '../support/eventually';
 
 export const CATEGORY_PATH = '/order/api/web/v1/product-category';
@@ -85,18 +86,6 @@ export function categoryCacheKey(prefix: string, id: string): string {
   return `${prefix}:category:${id}`;
 }
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-export function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
-  return eventually(probe, timeoutMs, { what }) as Promise<T>;
-}
-
 /** A redis-server of the test's own, on a free port, without persistence. */
 export class RedisServer {
   private child: ChildProcess | undefined;
@@ -138,19 +127,23 @@ export class RedisServer {
       { stdio: 'ignore' },
     );
     this.child = child;
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-      const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        probe.disconnect();
-      }
-    }, `redis-server on port ${this.port}`);
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+        const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+        probe.on('error', () => undefined);
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } catch {
+          return false;
+        } finally {
+          probe.disconnect();
+        }
+      },
+      10_000,
+      { what: `redis-server on port ${this.port}` },
+    );
   }
 
   async stop(): Promise<void> {

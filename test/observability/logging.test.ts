@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
-import { waitFor } from '../categories/category-support';
+
 import {
   baseEnv,
   buildGroup,
@@ -19,6 +19,7 @@ import {
   provisionedPrefix,
 } from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
+import { eventually } from '../support/eventually';
 
 const TRIP = '/fleet/api/v1/trip-location';
 
@@ -67,7 +68,7 @@ test('each request is logged once at debug level with its method, route pattern,
     'x-request-id': requestId,
   });
   expect(res.status).toBe(200);
-  const line = await waitFor(async () => requestLine(requestId), 'the request line');
+  const line = await eventually(async () => requestLine(requestId), 10_000, { what: 'the request line' });
   expect(line).toMatchObject({ level: 20, service: 'gateway', method: 'POST', route: TRIP, status: 200 });
   expect(line.durationMs).toBeGreaterThan(0);
   expect(logs.gateway.lines().filter((entry) => entry.requestId === requestId && entry.msg === 'request')).toHaveLength(1);
@@ -84,23 +85,24 @@ test("the request id reaches the writer's log line for the command it stored", a
   });
   expect([trip.status, group.status]).toEqual([200, 200]);
 
-  const stored = await waitFor(
+  const stored = await eventually(
     async () => logs.tripWriter.lines().find((line) => line.msg === 'command stored' && line.requestId === tripId),
-    'the trip-writer line',
+    10_000,
+    { what: 'the trip-writer line' },
   );
   expect(stored).toMatchObject({ level: 20, service: 'trip-writer', id: trip.body.data.id, duplicate: false });
-  await waitFor(
+  await eventually(
     async () => logs.groupWriter.lines().find((line) => line.msg === 'command stored' && line.requestId === groupId),
-    'the group-writer line',
+    10_000,
+    { what: 'the group-writer line' },
   );
 });
 
 test('a dead-lettered message is logged as a warning naming its request id', async () => {
   await produceRaw(`${prefix}.trip-locations`, [{ key: 'k', value: '{"imei":', headers: { 'request-id': 'log-dead-letter' } }]);
-  const warning = await waitFor(
-    async () => logs.tripWriter.lines().find((line) => line.msg === 'dead-lettering a message'),
-    'the dead-letter warning',
-  );
+  const warning = await eventually(async () => logs.tripWriter.lines().find((line) => line.msg === 'dead-lettering a message'), 10_000, {
+    what: 'the dead-letter warning',
+  });
   expect(warning).toMatchObject({ level: 40, requestId: 'log-dead-letter' });
   expect(warning.reason).toMatch(/not JSON/);
 });
@@ -128,7 +130,7 @@ test('no token and no API key appears in any log line, valid or not', async () =
     (await fetch(categoryUrl, { headers: traced({ authorization: `Bearer ${valid}` }) })).status,
   ];
   expect(statuses).toEqual([200, 400, 400, 400, 404, 401, 401]);
-  await waitFor(async () => ids.every((id) => requestLine(id)), 'a line for every request');
+  await eventually(async () => ids.every((id) => requestLine(id)), 10_000, { what: 'a line for every request' });
 
   const secrets = [valid, expired, forged, TEST_API_KEY, wrongKey].flatMap((secret) =>
     secret.split('.').length === 3 ? [secret, secret.split('.')[2]!] : [secret],

@@ -3,11 +3,12 @@
 // and the process exits 0 after stop() has run to its end.
 import http from 'node:http';
 import net from 'node:net';
-import { waitFor } from '../categories/category-support';
+
 import { baseEnv, buildGroup, buildTrip, closeDb, db, signToken, provisionedPrefix } from '../support/harness';
 import { closeKafka, testKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape, scrapeUntil } from '../support/scrape';
+import { eventually } from '../support/eventually';
 
 const TRIP = '/fleet/api/v1/trip-location';
 
@@ -91,7 +92,7 @@ test('SIGTERM to the gateway: in-flight requests complete 200, new connections a
   expect(waiting.value('fleet_kafka_pending_replies')).toBe(trips.length);
 
   gateway.kill('SIGTERM');
-  await waitFor(async () => connectionRefused(gateway.port), 'new connections to be refused', 5000);
+  await eventually(async () => connectionRefused(gateway.port), 5000, { what: 'new connections to be refused' });
   // The drain waits up to REPLY_TIMEOUT_MS + 1 s for replies; the process must not give up before it ends.
   const stopping = await gateway.waitForLog((line) => line.msg === 'stopping', 'the stopping line');
   expect(stopping.deadlineMs).toBeGreaterThan(replyTimeoutMs + 1000);
@@ -141,7 +142,7 @@ test('SIGTERM to a writer under load: it exits 0 having committed what it stored
     return responses;
   })();
 
-  await waitFor(async () => answered >= 12, 'some requests to be answered', 20_000);
+  await eventually(async () => answered >= 12, 20_000, { what: 'some requests to be answered' });
   first.kill('SIGTERM');
   expect(await first.exited).toBe(0);
   expect(logged(first, 'trip-writer stopped')).toBe(true);

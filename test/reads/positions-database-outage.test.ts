@@ -2,7 +2,8 @@
 // once it is back.
 import { closeDb, signToken, testServers, uniqueImei } from '../support/harness';
 import { closeKafka } from '../support/kafka';
-import { startCategoryGateway, TcpProxy, waitFor, type CategoryGateway } from '../categories/category-support';
+import { startCategoryGateway, TcpProxy, type CategoryGateway } from '../categories/category-support';
+import { eventually } from '../support/eventually';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -42,6 +43,6 @@ test('when PostgreSQL is unreachable, both reads respond 503 E-S1/1-03 with Retr
   }
 
   await proxy.resume();
-  await waitFor(async () => (await get(`${device}/last-location`)).status === 404, 'PostgreSQL to answer again');
+  await eventually(async () => (await get(`${device}/last-location`)).status === 404, 10_000, { what: 'PostgreSQL to answer again' });
   expect(await get(`${device}/trip-locations`)).toMatchObject({ status: 200, body: { data: [], nextCursor: null } });
 });
