@@ -26,6 +26,7 @@ const common = {
   moduleNameMapper: {
     '^@fleet/shared/(.*)$': '<rootDir>/shared/src/$1',
     '^@fleet/gateway$': '<rootDir>/services/gateway/src/start.ts',
+    '^@fleet/gateway/(.*)$': '<rootDir>/services/gateway/src/$1',
     '^@fleet/write-path/(.*)$': '<rootDir>/shared/write-path/src/$1',
     '^@fleet/teltonika/codec$': '<rootDir>/services/teltonika/src/codec.ts',
     '^@fleet/local-stack/(.*)$': '<rootDir>/deploy/local/src/$1',

@@ -3,7 +3,9 @@
 import { quantileMs, teltonikaLoad } from './teltonika-load';
 import { cpuBetween, cpuSnapshot, perUnit } from './process-cpu';
 import { DAY_MS, volumeImei, type Volume } from './volume';
+import { SignJWT } from 'jose';
 import type { BenchOptions } from './bench-types';
+import type { LoadRequest } from './load-driver';
 import { cpuSummary, type CpuOf, type Measured } from './measure';
 
 export const TELTONIKA_SCENARIO = `Teltonika Codec 8, packets of 10 records`;
@@ -146,4 +148,44 @@ export function historyPagePath(volume: Volume): string {
 
 export function formOf(trip: Record<string, unknown>): string {
   return new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
+}
+
+/** The clients the load comes from: a token per device, and the write requests they make. */
+export interface BenchClients {
+  bearer: () => Record<string, string>;
+  json: Record<string, string>;
+  /** A batch post of BATCH_POSITIONS positions made by `positions`; each it refuses counts as an error. */
+  batchOf: (positions: () => unknown[]) => LoadRequest;
+  tripCreateJson: LoadRequest;
+}
+
+export async function benchClients(jwtSecret: string): Promise<BenchClients> {
+  // The load is many devices, each with a token of its own, as in a fleet: one shared subject would
+  // meet the per-subject rate limit, which is there for a single client gone wrong.
+  const tokens = await Promise.all(
+    Array.from({ length: BENCH_DEVICE_TOKENS }, (_, device) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(`bench-device-${device}`)
+        .setExpirationTime('2h')
+        .sign(new TextEncoder().encode(jwtSecret)),
+    ),
+  );
+  const bearer = () => ({ authorization: `Bearer ${tokens[Math.floor(Math.random() * tokens.length)]!}` });
+  const batchOf = (positions: () => unknown[]): LoadRequest => ({
+    method: 'POST',
+    path: '/fleet/api/v1/trip-location/batch',
+    headers: () => ({ ...bearer(), ...json }),
+    body: () => JSON.stringify(positions()),
+    positions: BATCH_POSITIONS,
+    refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
+  });
+  const json = { 'content-type': 'application/json' };
+  const tripCreateJson: LoadRequest = {
+    method: 'POST',
+    path: '/fleet/api/v1/trip-location',
+    headers: () => ({ ...bearer(), ...json }),
+    body: () => JSON.stringify(uniqueTrip()),
+  };
+  return { bearer, json, batchOf, tripCreateJson };
 }

@@ -1,5 +1,8 @@
 // The bench's fleet apps: streams following the devices that trip creates post for, each event's arrival
 // timed, so that a scenario can report how long after a post's 200 its position reached its stream.
+import type { ScenarioResult } from './bench-types';
+import { tripOfOneOf } from './bench-requests';
+import type { LoadRequest } from './load-driver';
 import { quantileMs } from './teltonika-load';
 
 export const LIVE_STREAMS = 100;
@@ -107,5 +110,48 @@ export class LiveStreams {
     } catch {
       // Aborted by close().
     }
+  }
+}
+
+/** How long a followed create's event may take to arrive before the bench counts it missing. */
+const STREAM_SETTLE_MS = 10_000;
+
+/**
+ * Fleet apps following devices live while the devices post: the trip creates of the scenario above,
+ * each for one of the devices that 100 streams follow, ten each. The gateway's CPU beyond the plain
+ * creates' is what delivering the events costs it.
+ * `runScenario` measures the creates it is given and resolves with their result, to which the streams'
+ * delays and missing events are added.
+ */
+export async function measureFollowedCreates(
+  gatewayUrl: string,
+  bearer: () => Record<string, string>,
+  tripCreateJson: LoadRequest,
+  runScenario: (request: LoadRequest) => Promise<ScenarioResult>,
+): Promise<void> {
+  const followed = followedDevices(`bl${process.pid}`);
+  const devices = followed.flat();
+  const live = await LiveStreams.open(gatewayUrl, followed, bearer);
+  try {
+    const followedCreate: LoadRequest = {
+      ...tripCreateJson,
+      body: () => JSON.stringify(tripOfOneOf(devices)),
+      answered: (body) => live.answered(body),
+      warmedUp: async () => {
+        await live.settled(STREAM_SETTLE_MS);
+        live.reset();
+      },
+    };
+    const result = await runScenario(followedCreate);
+    await live.settled(STREAM_SETTLE_MS);
+    const { missing, ...streamDelay } = live.delays();
+    result.streamDelay = streamDelay;
+    result.errors += missing;
+    process.stderr.write(
+      `  ${LIVE_STREAMS_SCENARIO}: ${streamDelay.events} events, from the 200 to the event p50 ${streamDelay.p50Ms} ms, ` +
+        `p99 ${streamDelay.p99Ms} ms, ${missing} missing\n`,
+    );
+  } finally {
+    await live.close();
   }
 }

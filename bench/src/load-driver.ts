@@ -6,6 +6,8 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced-load';
 
+/** Trip creates sent before the first scenario on a broker, so that no scenario measures its JIT warm-up. */
+export const WRITE_PATH_WARMUP_SECONDS = 20;
 export const repoRoot = path.resolve(__dirname, '..', '..');
 /** The baselines run compiled, as the services do, whether this module runs compiled or under jest. */
 const baselinesDir = path.join(repoRoot, 'bench', 'dist');

@@ -4,36 +4,23 @@
 // speed drifts within a run (hello-world alone moved from 4,200 to 5,600 req/s between runs minutes
 // apart), so hello-world is measured before and after each scenario, and each ratio is to the mean of
 // the two runs around it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { SignJWT } from 'jose';
 import { Pool } from 'pg';
 import { dropDatabase, ensureDatabase } from '@fleet/shared/db/pool';
-import { lastRunBeforePartitioning } from './history';
-import { benchTargets, MANY_DEVICES_BATCH, ratioTo } from './targets';
-import { followedDevices, LiveStreams, LIVE_STREAMS_SCENARIO } from './live-streams';
-import { capacityModel } from './capacity';
-import { startReplicated, type Replicated } from './replicated';
-import {
-  postsAnswered,
-  REPLICATED_SCENARIO,
-  SCALE_OUT_FOUR,
-  SCALE_OUT_ONE,
-  SCALE_OUT_TWO,
-  startScaleOut,
-  type ScaleOut,
-} from './scale-out';
-import { addCpu, localBrokerPid, perUnit, postgresPids } from './process-cpu';
+import { MANY_DEVICES_BATCH, ratioTo } from './targets';
+import { LIVE_STREAMS_SCENARIO, measureFollowedCreates } from './live-streams';
+import { type ScaleOut } from './scale-out';
+import { localBrokerPid, postgresPids } from './process-cpu';
 import { DAY_MS, ensureDailyPartitions, generateVolume, isTripLocationsPartitioned } from './volume';
-import { freePort } from '@fleet/local-stack/local-ports';
+import { assembleReport } from './assemble-report';
+import { benchClients } from './bench-requests';
+import { startBenchStack, type BenchBroker } from './bench-stack';
+import { runScaleOutScenarios, type RunningTwins } from './scale-out-scenarios';
 import type { BenchOptions, BenchReport, ScenarioResult } from './bench-types';
-import { load, peakRssMiB, repoRoot, serviceProcesses, startBaseline, waitReady, type Drive, type LoadRequest } from './load-driver';
+import { load, serviceProcesses, startBaseline, WRITE_PATH_WARMUP_SECONDS, type Drive, type LoadRequest } from './load-driver';
 import {
   BATCH_POSITIONS,
-  BENCH_DEVICE_TOKENS,
   DEVICES_PATH,
   TELTONIKA_RECORDS_PER_PACKET,
   aggregatedBatch,
@@ -44,16 +31,12 @@ import {
   historyPagePath,
   measureTeltonika,
   registerBenchDevices,
-  tripOfOneOf,
   uniqueGroupName,
   uniqueTrip,
 } from './bench-requests';
 import { cpuPerRequest, measure, repliesSettled, type CpuOf, type Measured } from './measure';
 
-/** Trip creates sent before the first scenario, so that no scenario measures the broker's JIT warm-up. */
-const WRITE_PATH_WARMUP_SECONDS = 20;
 /** How long a followed create's event may take to arrive before the bench counts it missing. */
-const STREAM_SETTLE_MS = 10_000;
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const apiKey = options.apiKey ?? `bench-${randomBytes(12).toString('hex')}`;
@@ -61,9 +44,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const startedAt = new Date().toISOString();
   const stopList: ChildProcess[] = [];
   /** The scale-out's added gateways and trip-writers while they run. */
-  const scaleOut: ScaleOut[] = [];
-  /** The replicated scenario's three Kafka nodes and the gateway and trip-writer on them, while they run. */
-  let replicated: Replicated | undefined;
+  const running: RunningTwins = { scaleOut: [] };
   const stopAll = async () => {
     await Promise.all(
       stopList.map(
@@ -82,54 +63,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (!options.targetUrl) await dropBenchDatabase(options.databaseUrl);
   await ensureDatabase(options.databaseUrl);
   let gatewayUrl = options.targetUrl;
-  let broker = options.targetUrl ? 'that of the stack at the target URL' : 'not reported by the launcher';
+  let broker: BenchBroker = { name: 'that of the stack at the target URL', pid: null };
   let launcher: ChildProcess | undefined;
   /** The started stack's Teltonika listener; none against a stack at a target URL. */
   let teltonikaPort: number | undefined;
-  /** The broker's JVM, as the launcher names it when it started or found the local Apache Kafka. */
-  let brokerPid: number | null = null;
   try {
     if (!gatewayUrl) {
-      const port = await freePort();
-      teltonikaPort = await freePort();
-      launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
-        env: {
-          ...process.env,
-          PORT: String(port),
-          TRIP_WRITER_METRICS_PORT: '0',
-          GROUP_WRITER_METRICS_PORT: '0',
-          TELTONIKA_PORT: String(teltonikaPort),
-          TELTONIKA_METRICS_PORT: '0',
-          DATABASE_URL: options.databaseUrl,
-          KAFKA_TOPIC_PREFIX: `bench-${Date.now()}`,
-          CACHE_KEY_PREFIX: `bench-${Date.now()}:`,
-          LOG_LEVEL: 'warn',
-          API_KEYS: apiKey,
-          JWT_SECRET: jwtSecret,
-          NODE_ENV: 'production',
-          ...(options.kafkaBrokers ? { KAFKA_BROKERS: options.kafkaBrokers } : {}),
-        },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      stopList.push(launcher);
-      // The launcher's log says which broker it runs; its lines are passed on as they come.
-      createInterface({ input: launcher.stdout! }).on('line', (line) => {
-        process.stdout.write(`${line}\n`);
-        const entry = (() => {
-          try {
-            return JSON.parse(line) as { msg?: unknown; pid?: unknown };
-          } catch {
-            return {};
-          }
-        })();
-        const msg = String(entry.msg ?? '');
-        if (msg.startsWith('broker: ')) {
-          broker = msg.slice('broker: '.length);
-          if (typeof entry.pid === 'number') brokerPid = entry.pid;
-        }
-      });
-      gatewayUrl = `http://127.0.0.1:${port}`;
-      await waitReady(gatewayUrl, launcher);
+      const stack = await startBenchStack(options, { apiKey, jwtSecret }, stopList);
+      ({ launcher, gatewayUrl, teltonikaPort, broker } = stack);
     }
 
     process.stderr.write(`bench: generating ${options.volume.positions} positions of ${options.volume.devices} devices\n`);
@@ -157,34 +98,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     ]);
     await pool.end();
 
-    // The load is many devices, each with a token of its own, as in a fleet: one shared subject would
-    // meet the per-subject rate limit, which is there for a single client gone wrong.
-    const tokens = await Promise.all(
-      Array.from({ length: BENCH_DEVICE_TOKENS }, (_, device) =>
-        new SignJWT({})
-          .setProtectedHeader({ alg: 'HS256' })
-          .setSubject(`bench-device-${device}`)
-          .setExpirationTime('2h')
-          .sign(new TextEncoder().encode(jwtSecret)),
-      ),
-    );
-    const bearer = () => ({ authorization: `Bearer ${tokens[Math.floor(Math.random() * tokens.length)]!}` });
-    /** A batch post of BATCH_POSITIONS positions made by `positions`; each it refuses counts as an error. */
-    const batchOf = (positions: () => unknown[]): LoadRequest => ({
-      method: 'POST',
-      path: '/fleet/api/v1/trip-location/batch',
-      headers: () => ({ ...bearer(), ...json }),
-      body: () => JSON.stringify(positions()),
-      positions: BATCH_POSITIONS,
-      refused: (body) => (JSON.parse(body) as { data: { rejected: number } }).data.rejected,
-    });
-    const json = { 'content-type': 'application/json' };
-    const tripCreateJson: LoadRequest = {
-      method: 'POST',
-      path: '/fleet/api/v1/trip-location',
-      headers: () => ({ ...bearer(), ...json }),
-      body: () => JSON.stringify(uniqueTrip()),
-    };
+    const { bearer, json, batchOf, tripCreateJson } = await benchClients(jwtSecret);
 
     if (options.warmupSeconds > 0) {
       // The broker is a JVM: its first tens of thousands of requests run interpreted while its compiler
@@ -246,7 +160,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     // Found once the stack has long been up; a stack already running elsewhere has no pids here.
     const services = launcher?.pid ? serviceProcesses(launcher.pid) : {};
-    if (brokerPid === null && launcher && options.kafkaBrokers) brokerPid = localBrokerPid(options.kafkaBrokers);
+    if (broker.pid === null && launcher && options.kafkaBrokers) broker.pid = localBrokerPid(options.kafkaBrokers);
     const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(options.databaseUrl).hostname);
     const pidsOf =
       (...pids: Array<number | null | undefined>) =>
@@ -261,7 +175,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           gateway: server ? pidsOf(server.pid) : pidsOf(...gateways),
           'trip-writer': pidsOf(...tripWriters),
           'group-writer': pidsOf(services['group-writer']),
-          broker: pidsOf(brokerPid),
+          broker: pidsOf(broker.pid),
           postgres: local ? postgresPids : () => [],
         },
         server: server ? 'server' : 'gateway',
@@ -321,37 +235,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await runScenario(name, url, request, cpuOf(url === naive.url ? naive.process : undefined));
     }
 
-    // Fleet apps following devices live while the devices post: the trip creates of the scenario above,
-    // each for one of the devices that 100 streams follow, ten each. The gateway's CPU beyond the plain
-    // creates' is what delivering the events costs it.
-    {
-      const followed = followedDevices(`bl${process.pid}`);
-      const devices = followed.flat();
-      const live = await LiveStreams.open(gatewayUrl, followed, bearer);
-      try {
-        const followedCreate: LoadRequest = {
-          ...tripCreateJson,
-          body: () => JSON.stringify(tripOfOneOf(devices)),
-          answered: (body) => live.answered(body),
-          warmedUp: async () => {
-            await live.settled(STREAM_SETTLE_MS);
-            live.reset();
-          },
-        };
-        await runScenario(LIVE_STREAMS_SCENARIO, gatewayUrl, followedCreate, cpuOf());
-        await live.settled(STREAM_SETTLE_MS);
-        const { missing, ...streamDelay } = live.delays();
-        const result = measured.at(-1)!;
-        result.streamDelay = streamDelay;
-        result.errors += missing;
-        process.stderr.write(
-          `  ${LIVE_STREAMS_SCENARIO}: ${streamDelay.events} events, from the 200 to the event p50 ${streamDelay.p50Ms} ms, ` +
-            `p99 ${streamDelay.p99Ms} ms, ${missing} missing\n`,
-        );
-      } finally {
-        await live.close();
-      }
-    }
+    await measureFollowedCreates(gatewayUrl, bearer, tripCreateJson, (request) =>
+      runScenario(LIVE_STREAMS_SCENARIO, gatewayUrl!, request, cpuOf()).then(() => measured.at(-1)!),
+    );
 
     // Teltonika devices over TCP: one connection per device, packets of 10 records. The listener stands
     // in the gateway's column, as the process that takes the positions in.
@@ -361,139 +247,33 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await record(await measureTeltonika(teltonikaPort, register, options, listenerCpu), TELTONIKA_RECORDS_PER_PACKET);
     }
 
-    // Scale-out: the same trip creates through one gateway and one trip-writer, then through two of each
-    // in one consumer group, then four, the connections split evenly over the gateways. 1 + 1 is
-    // measured afresh just before 2 + 2 rather than taken from the trip create scenario above, so that
-    // the host has least time to drift between them. Only a stack started here has processes to copy.
+    // Scale-out, then replication: only a stack started here has processes to copy.
     if (services.gateway && services['trip-writer']) {
-      const creates: LoadRequest = { ...tripCreateJson, positions: 1 };
-      const createThrough = async (url: string) => {
-        const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
-          method: 'POST',
-          headers: { ...bearer(), ...json },
-          body: JSON.stringify(uniqueTrip()),
-        });
-        await response.arrayBuffer();
-        return response.status;
-      };
-      const paced: Drive = { ratePerUrl: options.scaleOutRate };
-      await runScenario(SCALE_OUT_ONE, [gatewayUrl], creates, cpuOf(), undefined, paced);
-      const gatewayUrls = [gatewayUrl];
-      for (const [name, added] of [
-        [SCALE_OUT_TWO, 1],
-        [SCALE_OUT_FOUR, 2],
-      ] as const) {
-        process.stderr.write(`bench: starting ${added} more gateway(s) and trip-writer(s)\n`);
-        const ports: number[] = [];
-        while (ports.length < 2 * added) {
-          const port = await freePort();
-          if (!ports.includes(port)) ports.push(port);
-        }
-        const twins = await startScaleOut({
-          gatewayPid: services.gateway,
-          tripWriterPid: services['trip-writer'],
-          gatewayUrls,
-          ports,
-          create: createThrough,
-        });
-        scaleOut.push(twins);
-        gatewayUrls.push(...twins.gatewayUrls);
-        const answeredBy = Object.fromEntries(gatewayUrls.map((url, i) => [`gateway ${i + 1}`, () => postsAnswered(url)]));
-        await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, scaleOut), answeredBy, paced);
-      }
-      for (const twins of scaleOut.splice(0)) await twins.stop();
-
-      // Replication: 1 + 1 again, on three Kafka nodes instead of the single broker, right after the
-      // single broker's 1 + 1 above. The launcher's own gateway and trip-writer stay idle meanwhile, on
-      // the single broker; the part figures are the twins', the three nodes' and PostgreSQL's.
-      process.stderr.write('bench: starting three Kafka nodes, a gateway and a trip-writer on them\n');
-      const gatewayPort = await freePort();
-      let metricsPort = await freePort();
-      while (metricsPort === gatewayPort) metricsPort = await freePort();
-      const ports: [number, number] = [gatewayPort, metricsPort];
-      replicated = await startReplicated({
-        gatewayPid: services.gateway,
-        tripWriterPid: services['trip-writer'],
-        ports,
-        create: createThrough,
-      });
-      const onCluster = replicated;
-      const clusterCpu: CpuOf = {
-        sources: {
-          gateway: pidsOf(...onCluster.twins.gatewayPids),
-          'trip-writer': pidsOf(...onCluster.twins.tripWriterPids),
-          'group-writer': () => [],
-          broker: () => onCluster.brokerPids(),
-          postgres: local ? postgresPids : () => [],
+      await runScaleOutScenarios({
+        options,
+        gatewayUrl,
+        pids: { gateway: services.gateway, tripWriter: services['trip-writer'] },
+        tripCreateJson,
+        createThrough: async (url) => {
+          const response = await fetch(`${url}/fleet/api/v1/trip-location`, {
+            method: 'POST',
+            headers: { ...bearer(), ...json },
+            body: JSON.stringify(uniqueTrip()),
+          });
+          await response.arrayBuffer();
+          return response.status;
         },
-        server: 'gateway',
-      };
-      // Three fresh JVMs, warmed as the single broker was before the first write scenario.
-      if (options.warmupSeconds > 0) {
-        process.stderr.write(`bench: warming up the three Kafka nodes for ${WRITE_PATH_WARMUP_SECONDS} s\n`);
-        await load(onCluster.twins.gatewayUrls[0]!, tripCreateJson, options.connections, WRITE_PATH_WARMUP_SECONDS);
-        await repliesSettled(onCluster.twins.gatewayUrls[0]!);
-      }
-      await runScenario(REPLICATED_SCENARIO, onCluster.twins.gatewayUrls[0]!, creates, clusterCpu);
-      await onCluster.stop();
-      replicated = undefined;
+        runScenario,
+        cpuOf,
+        postgres: local ? postgresPids : () => [],
+        running,
+      });
     }
-    const mean = (pick: (run: Measured) => number) => helloRuns.reduce((sum, run) => sum + pick(run), 0) / helloRuns.length;
-    const helloMean = { requestsPerSecond: mean((run) => run.requestsPerSecond), p99Ms: Math.round(mean((run) => run.p99Ms)) };
-    const scenarios: ScenarioResult[] = [
-      {
-        name: 'hello-world (baseline)',
-        requestsPerSecond: helloMean.requestsPerSecond,
-        p50Ms: Math.round(mean((run) => run.p50Ms)),
-        p99Ms: helloMean.p99Ms,
-        errors: helloRuns.reduce((sum, run) => sum + run.errors, 0),
-        baseline: helloMean,
-        ratio: 1,
-        cpuMicrosPerRequest: perUnit(
-          helloRuns.map((run) => run.cpu).reduce(addCpu),
-          helloRuns.reduce((sum, run) => sum + run.answered, 0),
-        ),
-      },
-      ...measured,
-    ];
-    const peakRss: Record<string, number | null> = { gateway: null, 'trip-writer': null, 'group-writer': null };
-    for (const [name, pid] of Object.entries(services)) peakRss[name] = peakRssMiB(pid);
-
-    const tripCreateBefore = (() => {
-      const run = lastRunBeforePartitioning(options.history ?? [], options.connections);
-      const ratio = run?.scenarios.find((scenario) => scenario.name === 'trip create, JSON')?.ratio;
-      return run && ratio ? { startedAt: run.startedAt, ratio } : undefined;
-    })();
-    const targets = benchTargets({ scenarios, gatewayRssMiB: peakRss.gateway ?? null, tripCreateBefore });
-
-    return {
-      startedAt,
-      broker,
-      machine: {
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model ?? 'unknown',
-        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-        node: process.version,
-        platform: `${os.type()} ${os.release()}`,
-      },
-      settings: {
-        connections: options.connections,
-        scaleOutRate: options.scaleOutRate,
-        durationSeconds: options.durationSeconds,
-        warmupSeconds: options.warmupSeconds,
-      },
-      volume,
-      ...(tripCreateBefore ? { tripCreateBefore } : {}),
-      scenarios,
-      helloWorldRuns: helloRuns.map((run) => run.requestsPerSecond),
-      peakRssMiB: peakRss,
-      targets,
-      capacity: capacityModel(scenarios, volume.bytesPerPosition, BATCH_POSITIONS),
-    };
+    return assembleReport({ options, startedAt, broker: broker.name, volume, helloRuns, measured, services });
   } finally {
     // The added gateways and trip-writers first: the trip-writers leave their group while the broker runs.
-    for (const twins of scaleOut) await twins.stop();
-    await replicated?.stop();
+    for (const twins of running.scaleOut) await twins.stop();
+    await running.replicated?.stop();
     await stopAll();
   }
 }

@@ -160,12 +160,28 @@ function buildDocument(): object {
     const docs = operations[route.name];
     if (!docs) throw new Error(`the route ${route.name} (${route.method.toUpperCase()} ${route.path}) has no OpenAPI description`);
     const security = securityOf(route.access);
+    // What every route of a kind may answer, whatever its own description says: a token route refuses a
+    // token without its scope, and a route reading a body refuses one that arrives too slowly.
+    const responses = { ...docs.responses };
+    if (route.access.kind === 'token') {
+      responses[403] ??= json(
+        ErrorBody,
+        `With JWT_REQUIRED_SCOPES=true, the token's scope claim lacks ${route.access.scope} (${errorCodes.scopeMissing.code})`,
+      );
+    }
+    if (docs.request?.body) {
+      responses[408] ??= json(
+        ErrorBody,
+        `The body arrived too slowly (${errorCodes.bodyTooSlow.code}) or not within HTTP_REQUEST_TIMEOUT_MS (${errorCodes.requestTimeout.code}); nothing of it was stored`,
+      );
+    }
     registry.registerPath({
       method: route.method,
       path: openApiPath(route.path),
       operationId: route.name,
       ...(security ? { security } : {}),
       ...docs,
+      responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
     });
   }
 
