@@ -11,10 +11,10 @@ test('docs/performance.md shows the committed run exactly as bench/results/lates
   expect(sectionOf(read('docs/performance.md'), BENCH_RESULTS)).toBe(read('bench/results/latest.md').trim());
 });
 
-test('docs/performance.md lists every recorded run, and only those, as bench/results/history.jsonl holds them', () => {
+test('docs/performance-history.md lists every recorded run, and only those, as bench/results/history.jsonl holds them', () => {
   const history = readHistory(path.join(repoRoot, 'bench', 'results', 'history.jsonl'));
   expect(history.length).toBeGreaterThan(0);
-  expect(sectionOf(read('docs/performance.md'), BENCH_HISTORY)).toBe(runsTable(history));
+  expect(sectionOf(read('docs/performance-history.md'), BENCH_HISTORY)).toBe(runsTable(history));
 });
 
 test('docs/performance.md shows the committed quiet-fleet run exactly as bench/results/quiet-fleet.json gives it', () => {

@@ -13,7 +13,7 @@ export const BENCH_RESULTS: GeneratedSection = {
   end: '<!-- end of bench results -->',
 };
 
-/** Every recorded bench run, one row each, from bench/results/history.jsonl. */
+/** Every recorded bench run, one row each, from bench/results/history.jsonl (docs/performance-history.md). */
 export const BENCH_HISTORY: GeneratedSection = {
   start: '<!-- bench history: written by `npm run bench` from bench/results/history.jsonl; do not edit by hand -->',
   end: '<!-- end of bench history -->',

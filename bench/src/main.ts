@@ -53,8 +53,9 @@ async function main(): Promise<void> {
   // The docs show the committed run; a run saved elsewhere leaves them as they are.
   if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
     const performanceDoc = path.join(repoRoot, 'docs', 'performance.md');
-    const withRun = withSection(readFileSync(performanceDoc, 'utf8'), BENCH_RESULTS, markdownTable(report));
-    writeFileSync(performanceDoc, withSection(withRun, BENCH_HISTORY, runsTable(readHistory(historyFile))));
+    writeFileSync(performanceDoc, withSection(readFileSync(performanceDoc, 'utf8'), BENCH_RESULTS, markdownTable(report)));
+    const historyDoc = path.join(repoRoot, 'docs', 'performance-history.md');
+    writeFileSync(historyDoc, withSection(readFileSync(historyDoc, 'utf8'), BENCH_HISTORY, runsTable(readHistory(historyFile))));
   }
   process.stdout.write(`\n${markdownTable(report)}\n\nsaved in ${path.relative(process.cwd(), env.BENCH_RESULTS_DIR)}/\n`);
 }
