@@ -31,12 +31,12 @@ function dockerAnswers(): boolean {
 async function fromContainers(): Promise<Infrastructure> {
   // Loaded only on this path, so runs without Docker never touch the Docker client.
   const { GenericContainer, Wait } = await import('testcontainers');
-  const postgres = await new GenericContainer('postgres:15-alpine')
-    .withEnvironment({ POSTGRES_USER: 'root', POSTGRES_HOST_AUTH_METHOD: 'trust', POSTGRES_DB: 'postgres' })
-    .withExposedPorts(5432)
-    .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
-    .start();
-  const redis = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const { RedisContainer } = await import('@testcontainers/redis');
+  const postgres = await new PostgreSqlContainer('postgres:15-alpine').withUsername('root').withDatabase('postgres').start();
+  const redis = await new RedisContainer('redis:7-alpine').start();
+  // Kafka is the apache/kafka image compose and Kubernetes run: @testcontainers/kafka (11.x) starts only
+  // Confluent's cp-kafka image, another distribution than the one deployed, so this one is generic.
   // Kafka tells clients the address to reconnect to, so the host port is chosen first and advertised.
   const kafkaPort = await freePort();
   const kafka = await new GenericContainer(`apache/kafka:${KAFKA_VERSION}`)
@@ -57,8 +57,8 @@ async function fromContainers(): Promise<Infrastructure> {
     .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
     .start();
   return {
-    postgresUrl: `postgres://root@${postgres.getHost()}:${postgres.getMappedPort(5432)}/postgres`,
-    redisUrl: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,
+    postgresUrl: postgres.getConnectionUri(),
+    redisUrl: redis.getConnectionUrl(),
     kafkaBrokers: [`localhost:${kafkaPort}`],
     kafkaDescription: `Apache Kafka ${KAFKA_VERSION} (container apache/kafka:${KAFKA_VERSION})`,
     clientEnv: {},
