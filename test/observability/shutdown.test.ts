@@ -5,12 +5,13 @@ import http from 'node:http';
 import net from 'node:net';
 
 import { baseEnv, buildGroup, buildTrip, closeDb, db, signToken, provisionedPrefix } from '../support/harness';
-import { closeKafka, testKafka } from '../support/kafka';
+import { closeKafka, committedOffsets, messagesIn } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape, scrapeUntil } from '../support/scrape';
 import { eventually } from '../support/eventually';
+import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 
 function logged(service: ServiceProcess, msg: string): boolean {
   return service.logs.some((line) => line.msg === msg);
@@ -52,18 +53,9 @@ function connectionRefused(port: number): Promise<boolean> {
 }
 
 /** Messages the consumer group has committed, and messages the topic holds, summed over its partitions. */
-async function committedOffsets(groupId: string, topic: string): Promise<{ committed: number; written: number }> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    const ends = await admin.fetchTopicOffsets(topic);
-    const committed = group!.partitions.reduce((sum, partition) => sum + Math.max(0, Number(partition.offset)), 0);
-    const written = ends.reduce((sum, partition) => sum + Number(partition.high), 0);
-    return { committed, written };
-  } finally {
-    await admin.disconnect();
-  }
+async function committedAndWritten(groupId: string, topic: string): Promise<{ committed: number; written: number }> {
+  const committed = [...(await committedOffsets(groupId, topic)).values()].reduce((sum, offset) => sum + offset, 0);
+  return { committed, written: await messagesIn(topic) };
 }
 
 afterAll(async () => {
@@ -82,7 +74,7 @@ test('SIGTERM to the gateway: in-flight requests complete 200, new connections a
   const gateway = await spawnService('gateway', env);
   const token = await signToken();
   expect((await post(gateway.port, TRIP, buildTrip(), token)).status).toBe(200);
-  expect((await post(gateway.port, '/fleet/api/v1/vehicle-group', buildGroup(), token)).status).toBe(200);
+  expect((await post(gateway.port, VEHICLE_GROUP_PATH, buildGroup(), token)).status).toBe(200);
 
   // With the writer frozen, requests stay in flight until it is thawed.
   tripWriter.kill('SIGSTOP');
@@ -113,7 +105,7 @@ test('SIGTERM to the gateway: in-flight requests complete 200, new connections a
     writer.kill('SIGTERM');
     expect(await writer.exited).toBe(0);
     expect(logged(writer, `${writer.name} stopped`)).toBe(true);
-    const offsets = await committedOffsets(`${prefix}.${writer.name}`, topic);
+    const offsets = await committedAndWritten(`${prefix}.${writer.name}`, topic);
     expect(offsets.written).toBeGreaterThan(0);
     expect(offsets.committed).toBe(offsets.written);
   }
@@ -163,6 +155,6 @@ test('SIGTERM to a writer under load: it exits 0 having committed what it stored
   successor.kill('SIGTERM');
   expect(await gateway.exited).toBe(0);
   expect(await successor.exited).toBe(0);
-  const offsets = await committedOffsets(`${prefix}.trip-writer`, `${prefix}.trip-locations`);
+  const offsets = await committedAndWritten(`${prefix}.trip-writer`, `${prefix}.trip-locations`);
   expect(offsets.committed).toBe(offsets.written);
 }, 180_000);
