@@ -11,8 +11,9 @@ import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gatew
 import { baseEnv, db, provisionedPrefix } from '../support/harness';
 import { freePort } from '../../deploy/local/src/local-ports';
 import { eventually } from '../support/eventually';
+import { CATEGORY_BASE_PATH } from '../../services/gateway/src/http/routes';
 
-export const CATEGORY_PATH = '/order/api/web/v1/product-category';
+export const CATEGORY_PATH = CATEGORY_BASE_PATH;
 
 export interface LogLine {
   level: number;

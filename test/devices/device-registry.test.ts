@@ -5,6 +5,7 @@ import { runDevicesCli } from '../../services/gateway/src/cli/devices';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka } from '../support/kafka';
 import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let url: string;
@@ -12,7 +13,7 @@ let auth: { authorization: string };
 
 beforeAll(async () => {
   stack = await startStack('device-registry');
-  url = `${stack.url}/fleet/api/v1/devices`;
+  url = `${stack.url}${DEVICES_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {
@@ -139,7 +140,7 @@ describe('a token bound to one device', () => {
     const own = uniqueDeviceImei();
     const token = { authorization: `Bearer ${await signToken({ imei: own, scope: 'devices:write positions:write' })}` };
     for (const imei of [uniqueDeviceImei(), own]) {
-      const res = await postJson(`${bound.url}/fleet/api/v1/devices`, { imei }, token);
+      const res = await postJson(`${bound.url}${DEVICES_PATH}`, { imei }, token);
       expect(res.status).toBe(403);
       expect(res.body).toEqual({
         code: 'E-G1/1-03',

@@ -4,6 +4,7 @@
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -26,7 +27,7 @@ interface Registered {
 
 async function register(): Promise<Registered> {
   const imei = uniqueDeviceImei();
-  const res = await postJson(`${stack.url}/fleet/api/v1/devices`, { imei }, auth);
+  const res = await postJson(`${stack.url}${DEVICES_PATH}`, { imei }, auth);
   if (res.status !== 200) throw new Error(`registering ${imei} answered ${res.status}`);
   return { imei, key: res.body.data.key, url: `${stack.url}/osmand/${res.body.data.key}` };
 }
@@ -176,7 +177,7 @@ describe('accepted: each client’s format is stored as sent, and answered 200 w
     expect(await get(device.url, query)).toMatchObject({ status: 200 });
 
     expect(await rowsOf(device.imei)).toHaveLength(1);
-    const last = await fetch(`${stack.url}/fleet/api/v1/devices/${device.imei}/last-location`, { headers: auth });
+    const last = await fetch(`${stack.url}${DEVICES_PATH}/${device.imei}/last-location`, { headers: auth });
     expect(((await last.json()) as { data: unknown }).data).toMatchObject({
       imei: device.imei,
       latitude: 10,

@@ -12,6 +12,7 @@ import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { runDevicesCli } from '../../services/gateway/src/cli/devices';
 import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let listener: TeltonikaListener;
@@ -29,7 +30,7 @@ afterAll(async () => {
 
 async function registered(): Promise<string> {
   const imei = uniqueDeviceImei();
-  const res = await postJson(`${stack.url}/fleet/api/v1/devices`, { imei }, { authorization: `Bearer ${await signToken()}` });
+  const res = await postJson(`${stack.url}${DEVICES_PATH}`, { imei }, { authorization: `Bearer ${await signToken()}` });
   if (res.status !== 200) throw new Error(`registering ${imei} answered ${res.status}`);
   return imei;
 }

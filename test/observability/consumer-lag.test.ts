@@ -7,6 +7,7 @@ import { buildTrip, closeDb, postJson, signToken, startStack, type Stack } from 
 import { eventually } from '../support/eventually';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
 import { scrapeUntil } from '../support/scrape';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 afterAll(async () => {
   await closeKafka();
@@ -53,7 +54,7 @@ describe("a writer's /metrics", () => {
   test('serves its group’s lag for every partition of its topic, falling to 0 once the work is committed', async () => {
     const auth = { authorization: `Bearer ${await signToken()}` };
     for (let count = 0; count < 3; count += 1)
-      expect((await postJson(`${stack.url}/fleet/api/v1/trip-location`, buildTrip(), auth)).status).toBe(200);
+      expect((await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, buildTrip(), auth)).status).toBe(200);
 
     const group = `${stack.prefix}.trip-writer`;
     const topic = `${stack.prefix}.trip-locations`;

@@ -6,6 +6,7 @@ import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { closeKafka, testKafka } from '../support/kafka';
 import { launchedServices, launcherEnv, startLauncher, type Launcher } from '../support/launcher';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let started: Launcher;
 let port: number;
@@ -39,7 +40,7 @@ test('two gateways on PORT and PORT + 1 and two trip-writers in one group: both 
   const auth = { authorization: `Bearer ${await signToken()}` };
   for (const gatewayPort of [port, port + 1]) {
     const trip = buildTrip();
-    const answer = await postJson(`http://127.0.0.1:${gatewayPort}/fleet/api/v1/trip-location`, trip, auth);
+    const answer = await postJson(`http://127.0.0.1:${gatewayPort}${TRIP_LOCATION_PATH}`, trip, auth);
     expect(answer.status).toBe(200);
     const { rows } = await db().query('SELECT imei FROM trip_locations WHERE id = $1', [answer.body.data.id]);
     expect(rows).toEqual([{ imei: trip.imei }]);

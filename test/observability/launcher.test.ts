@@ -8,6 +8,7 @@ import { freePort } from '../../deploy/local/src/local-ports';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { launchedServices, launcherEnv, launcherScript, startLauncher, type Launcher, type LauncherLine } from '../support/launcher';
+import { FLEET_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -34,7 +35,7 @@ function keepReading(): { stop(): Promise<number[]> } {
     const headers = { authorization: `Bearer ${await signToken()}` };
     while (reading) {
       statuses.push(
-        await fetch(`http://127.0.0.1:${port}/fleet/api/v1/vehicle-groups`, { headers }).then(
+        await fetch(`http://127.0.0.1:${port}${FLEET_PATH}/vehicle-groups`, { headers }).then(
           (res) => res.status,
           () => 0,
         ),
@@ -93,7 +94,7 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   const token = await signToken();
   const answer = await eventually(
     async () => {
-      const response = await postJson(`http://127.0.0.1:${port}/fleet/api/v1/trip-location`, trip, { authorization: `Bearer ${token}` });
+      const response = await postJson(`http://127.0.0.1:${port}${TRIP_LOCATION_PATH}`, trip, { authorization: `Bearer ${token}` });
       return response.status === 200 ? response : undefined;
     },
     60_000,
@@ -161,7 +162,7 @@ test('a second launcher on the same PORT exits 1 with one line naming the port, 
   // The first served throughout: every read while the second tried to start was answered 200.
   expect(statuses.length).toBeGreaterThan(0);
   expect(statuses.filter((code) => code !== 200)).toEqual([]);
-  const answer = await postJson(`http://127.0.0.1:${port}/fleet/api/v1/trip-location`, buildTrip(), {
+  const answer = await postJson(`http://127.0.0.1:${port}${TRIP_LOCATION_PATH}`, buildTrip(), {
     authorization: `Bearer ${await signToken()}`,
   });
   expect(answer.status).toBe(200);

@@ -20,8 +20,9 @@ import {
 } from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
 import { eventually } from '../support/eventually';
+import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 
 interface Captured {
   logger: Logger;
@@ -79,7 +80,7 @@ test("the request id reaches the writer's log line for the command it stored", a
   const tripId = `log-${randomUUID()}`;
   const groupId = `log-${randomUUID()}`;
   const trip = await postJson(`${gateway.url}${TRIP}`, buildTrip(), { authorization: `Bearer ${token}`, 'x-request-id': tripId });
-  const group = await postJson(`${gateway.url}/fleet/api/v1/vehicle-group`, buildGroup(), {
+  const group = await postJson(`${gateway.url}${VEHICLE_GROUP_PATH}`, buildGroup(), {
     authorization: `Bearer ${token}`,
     'x-request-id': groupId,
   });
@@ -112,7 +113,7 @@ test('no token and no API key appears in any log line, valid or not', async () =
   const expired = await signToken({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
   const forged = await signToken({}, { secret: 'a-different-secret-that-is-long-enough-for-hs256' });
   const wrongKey = `wrong-key-${randomUUID()}`;
-  const categoryUrl = `${gateway.url}/order/api/web/v1/product-category/${randomUUID()}`;
+  const categoryUrl = `${gateway.url}${CATEGORY_BASE_PATH}/${randomUUID()}`;
   const ids: string[] = [];
   const traced = (headers: Record<string, string>) => {
     const id = `log-${randomUUID()}`;

@@ -4,9 +4,10 @@ import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
 import { scrape, scrapeUntil, type Scrape } from '../support/scrape';
+import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const CATEGORY_ROUTE = '/order/api/web/v1/product-category/:id';
+const TRIP = TRIP_LOCATION_PATH;
+const CATEGORY_ROUTE = `${CATEGORY_BASE_PATH}/:id`;
 const REQUESTS = 'fleet_http_request_duration_seconds_count';
 
 let stack: Stack;
@@ -26,10 +27,10 @@ beforeAll(async () => {
   // The same position again: stored once, answered as a duplicate.
   expect((await postJson(`${stack.url}${TRIP}`, trips[0], auth)).status).toBe(200);
   expect((await postJson(`${stack.url}${TRIP}`, buildTrip())).status).toBe(401);
-  expect((await postJson(`${stack.url}/fleet/api/v1/vehicle-group`, buildGroup(), auth)).status).toBe(200);
+  expect((await postJson(`${stack.url}${VEHICLE_GROUP_PATH}`, buildGroup(), auth)).status).toBe(200);
 
   const category = await insertCategory(buildCategory());
-  const categoryUrl = `${stack.url}/order/api/web/v1/product-category/${category.id}`;
+  const categoryUrl = `${stack.url}${CATEGORY_BASE_PATH}/${category.id}`;
   for (let read = 0; read < 2; read += 1) {
     expect((await fetch(categoryUrl, { headers: { authorization: TEST_API_KEY } })).status).toBe(200);
   }

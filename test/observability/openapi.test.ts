@@ -8,13 +8,20 @@ import { listRoutes } from '../support/express-routes';
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import {
+  CATEGORY_BASE_PATH,
+  DEVICES_PATH,
+  TRIP_LOCATION_BATCH_PATH,
+  TRIP_LOCATION_PATH,
+  VEHICLE_GROUP_PATH,
+} from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const TRIP_BATCH = '/fleet/api/v1/trip-location/batch';
-const GROUP = '/fleet/api/v1/vehicle-group';
-const CATEGORY = '/order/api/web/v1/product-category/{id}';
-const LAST_LOCATION = '/fleet/api/v1/devices/{imei}/last-location';
-const TRIP_LOCATIONS = '/fleet/api/v1/devices/{imei}/trip-locations';
+const TRIP = TRIP_LOCATION_PATH;
+const TRIP_BATCH = TRIP_LOCATION_BATCH_PATH;
+const GROUP = VEHICLE_GROUP_PATH;
+const CATEGORY = `${CATEGORY_BASE_PATH}/{id}`;
+const LAST_LOCATION = `${DEVICES_PATH}/{imei}/last-location`;
+const TRIP_LOCATIONS = `${DEVICES_PATH}/{imei}/trip-locations`;
 
 let stack: Stack;
 let document: any;
@@ -202,7 +209,7 @@ describe('real responses match the documented schemas', () => {
   test('product category: 200, 400 for an id that is not a UUID, 401 without a key, 404 for an unknown id', async () => {
     const category = await insertCategory(buildCategory({ min_temperature: null }));
     const key = { authorization: TEST_API_KEY };
-    const base = `${stack.url}/order/api/web/v1/product-category`;
+    const base = `${stack.url}${CATEGORY_BASE_PATH}`;
 
     const found = await getJson(`${base}/${category.id}`, key);
     expect(found.status).toBe(200);
@@ -225,7 +232,7 @@ describe('real responses match the documented schemas', () => {
     const auth = { authorization: `Bearer ${token}` };
     const trip = buildTrip({ angle: undefined, temp: undefined });
     expect((await postJson(`${stack.url}${TRIP}`, trip, auth)).status).toBe(200);
-    const device = `${stack.url}/fleet/api/v1/devices/${trip.imei as string}`;
+    const device = `${stack.url}${DEVICES_PATH}/${trip.imei as string}`;
     const at = Date.parse(trip.gpsTime as string);
     const range = `from=${new Date(at).toISOString()}&to=${new Date(at + 1).toISOString()}`;
 
@@ -246,7 +253,7 @@ describe('real responses match the documented schemas', () => {
     expect(anonymous.status).toBe(401);
     expectDocumented(TRIP_LOCATIONS, 'get', anonymous);
 
-    const unknown = await getJson(`${stack.url}/fleet/api/v1/devices/no-such-device/last-location`, auth);
+    const unknown = await getJson(`${stack.url}${DEVICES_PATH}/no-such-device/last-location`, auth);
     expect(unknown.status).toBe(404);
     expectDocumented(LAST_LOCATION, 'get', unknown);
   });

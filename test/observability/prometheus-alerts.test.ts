@@ -9,6 +9,7 @@ import { spawnService, stopAllServices, type ServiceProcess } from '../support/p
 import { dashboardExpressions, metricNames, readRules, startPrometheus, type PrometheusServer } from '../support/prometheus';
 import { scrape } from '../support/scrape';
 import { waitUntil } from '../reliability/fault-support';
+import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 /** Long enough for two rule evaluations at the 1 s interval; the file's own durations are minutes. */
 const TEST_FOR = '2s';
@@ -44,9 +45,9 @@ beforeAll(async () => {
 
   // Traffic of each kind, so that the labelled series exist as they do in production.
   const auth = { authorization: `Bearer ${await signToken()}` };
-  expect((await postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), auth)).status).toBe(200);
-  expect((await postJson(`${gateway.url}/fleet/api/v1/vehicle-group`, buildGroup(), auth)).status).toBe(200);
-  const unknownCategory = `${gateway.url}/order/api/web/v1/product-category/00000000-0000-4000-8000-000000000000`;
+  expect((await postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), auth)).status).toBe(200);
+  expect((await postJson(`${gateway.url}${VEHICLE_GROUP_PATH}`, buildGroup(), auth)).status).toBe(200);
+  const unknownCategory = `${gateway.url}${CATEGORY_BASE_PATH}/00000000-0000-4000-8000-000000000000`;
   expect((await fetch(unknownCategory, { headers: { authorization: TEST_API_KEY } })).status).toBe(404);
 
   const rules = readRules().map((rule) => (rule.for ? { ...rule, for: TEST_FOR } : rule));

@@ -2,6 +2,7 @@
 // of theirs was last received (whatever the fixes' times), and the list of devices by status.
 import { closeKafka } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { DEVICES_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -22,7 +23,7 @@ async function get(path: string, headers: Record<string, string> = auth) {
 }
 
 async function post(imei: string, gpsTime = new Date(Date.now() - 60_000).toISOString()) {
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location`, buildTrip({ imei, gpsTime }), auth);
+  const res = await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, buildTrip({ imei, gpsTime }), auth);
   if (res.status !== 200) throw new Error(`posting answered ${res.status}`);
   return res.body.data.id as number;
 }
@@ -35,11 +36,11 @@ async function silenced(imei: string) {
 describe('GET /fleet/api/v1/devices/{imei}', () => {
   test('a device that just posted is online, with its last position as last-location answers it', async () => {
     const imei = uniqueDeviceImei();
-    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei, name: 'Van 9' }, auth);
+    await postJson(`${stack.url}${DEVICES_PATH}`, { imei, name: 'Van 9' }, auth);
     const id = await post(imei);
 
-    const res = await get(`/fleet/api/v1/devices/${imei}`);
-    const last = await get(`/fleet/api/v1/devices/${imei}/last-location`);
+    const res = await get(`${DEVICES_PATH}/${imei}`);
+    const last = await get(`${DEVICES_PATH}/${imei}/last-location`);
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -53,12 +54,12 @@ describe('GET /fleet/api/v1/devices/{imei}', () => {
     const seen = uniqueDeviceImei();
     await post(seen);
     await silenced(seen);
-    expect((await get(`/fleet/api/v1/devices/${seen}`)).body.data).toMatchObject({ status: 'offline', lastPosition: { imei: seen } });
-    expect((await get(`/fleet/api/v1/devices/${seen}`)).body.data).not.toHaveProperty('name');
+    expect((await get(`${DEVICES_PATH}/${seen}`)).body.data).toMatchObject({ status: 'offline', lastPosition: { imei: seen } });
+    expect((await get(`${DEVICES_PATH}/${seen}`)).body.data).not.toHaveProperty('name');
 
     const quiet = uniqueDeviceImei();
-    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei: quiet }, auth);
-    expect((await get(`/fleet/api/v1/devices/${quiet}`)).body.data).toEqual({
+    await postJson(`${stack.url}${DEVICES_PATH}`, { imei: quiet }, auth);
+    expect((await get(`${DEVICES_PATH}/${quiet}`)).body.data).toEqual({
       imei: quiet,
       name: null,
       lastSeenAt: null,
@@ -68,8 +69,8 @@ describe('GET /fleet/api/v1/devices/{imei}', () => {
   });
 
   test('a device never seen and not registered answers 404; no token 401', async () => {
-    expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`)).toMatchObject({ status: 404, body: { code: 'E-N1/1-05' } });
-    expect(await get(`/fleet/api/v1/devices/${uniqueDeviceImei()}`, {})).toMatchObject({ status: 401 });
+    expect(await get(`${DEVICES_PATH}/${uniqueDeviceImei()}`)).toMatchObject({ status: 404, body: { code: 'E-N1/1-05' } });
+    expect(await get(`${DEVICES_PATH}/${uniqueDeviceImei()}`, {})).toMatchObject({ status: 401 });
   });
 });
 
@@ -80,7 +81,7 @@ describe("online and offline follow receipt, not the fixes' times", () => {
     await silenced(imei);
     await post(imei, new Date(Date.now() - 1000).toISOString());
 
-    const { data } = (await get(`/fleet/api/v1/devices/${imei}`)).body;
+    const { data } = (await get(`${DEVICES_PATH}/${imei}`)).body;
     expect(data.status).toBe('online');
     expect(Date.now() - Date.parse(data.lastSeenAt)).toBeLessThan(60_000);
   });
@@ -92,7 +93,7 @@ describe("online and offline follow receipt, not the fixes' times", () => {
     await silenced(imei);
     await post(imei, new Date(Date.now() - 30 * 60_000).toISOString());
 
-    const { data } = (await get(`/fleet/api/v1/devices/${imei}`)).body;
+    const { data } = (await get(`${DEVICES_PATH}/${imei}`)).body;
     expect(data).toMatchObject({ status: 'online', lastPosition: { gpsTime: newest } });
   });
 });
@@ -102,7 +103,7 @@ describe('GET /fleet/api/v1/devices?status=', () => {
     const all = [];
     let cursor: string | null = null;
     do {
-      const res = await get(`/fleet/api/v1/devices?${query}&limit=50${cursor ? `&cursor=${cursor}` : ''}`);
+      const res = await get(`${DEVICES_PATH}?${query}&limit=50${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       all.push(...res.body.data);
       cursor = res.body.nextCursor;
@@ -115,7 +116,7 @@ describe('GET /fleet/api/v1/devices?status=', () => {
     await post(online);
     await post(offline);
     await silenced(offline);
-    await postJson(`${stack.url}/fleet/api/v1/devices`, { imei: registeredOnly }, auth);
+    await postJson(`${stack.url}${DEVICES_PATH}`, { imei: registeredOnly }, auth);
 
     const offlineList = await everyPage('status=offline');
     const onlineList = await everyPage('status=online');
@@ -143,15 +144,15 @@ describe('GET /fleet/api/v1/devices?status=', () => {
   });
 
   test('a bad status, limit or cursor answers 400 naming it', async () => {
-    expect(await get('/fleet/api/v1/devices?status=asleep')).toMatchObject({
+    expect(await get(`${DEVICES_PATH}?status=asleep`)).toMatchObject({
       status: 400,
       body: { detail: expect.stringMatching(/^status: /) },
     });
-    expect(await get('/fleet/api/v1/devices?limit=5000')).toMatchObject({
+    expect(await get(`${DEVICES_PATH}?limit=5000`)).toMatchObject({
       status: 400,
       body: { detail: expect.stringMatching(/^limit: /) },
     });
-    expect(await get('/fleet/api/v1/devices?cursor=!!')).toMatchObject({
+    expect(await get(`${DEVICES_PATH}?cursor=!!`)).toMatchObject({
       status: 400,
       body: { detail: expect.stringMatching(/^cursor: /) },
     });

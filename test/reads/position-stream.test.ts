@@ -8,6 +8,7 @@ import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -24,10 +25,10 @@ afterAll(async () => {
 
 const streamUrl = (...imeis: string[]) => streamUrlOn(stack.url, ...imeis);
 const streamUrlOn = (base: string, ...imeis: string[]) =>
-  `${base}/fleet/api/v1/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
+  `${base}${FLEET_PATH}/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
 
 async function post(trip: Record<string, unknown>, via = stack.url): Promise<number> {
-  const res = await postJson(`${via}/fleet/api/v1/trip-location`, trip, auth);
+  const res = await postJson(`${via}${TRIP_LOCATION_PATH}`, trip, auth);
   expect(res.status).toBe(200);
   return res.body.data.id;
 }
@@ -60,7 +61,7 @@ test('a batch is one event per position, in order', async () => {
   const stream = await Stream.open(streamUrl(imei), auth);
   const start = Date.now() - 600_000;
   const trips = Array.from({ length: 5 }, (_, i) => buildTrip({ imei, gpsTime: new Date(start + i * 1000).toISOString() }));
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location/batch`, trips, auth);
+  const res = await postJson(`${stack.url}${TRIP_LOCATION_BATCH_PATH}`, trips, auth);
   expect(res.status).toBe(200);
   const ids = res.body.data.items.map((item: { id: number }) => item.id);
 
@@ -78,7 +79,7 @@ test("a batch from many devices reaches each device's streams, every position on
   const trips = [0, 1].flatMap((second) =>
     devices.map((imei) => buildTrip({ imei, gpsTime: new Date(start + second * 1000).toISOString() })),
   );
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location/batch`, trips, auth);
+  const res = await postJson(`${stack.url}${TRIP_LOCATION_BATCH_PATH}`, trips, auth);
   expect(res.status).toBe(200);
   const ids: number[] = res.body.data.items.map((item: { id: number }) => item.id);
   const idsOf = (imei: string) => ids.filter((_, index) => trips[index]!.imei === imei);
@@ -133,7 +134,7 @@ test('a late upload of fixes days old, committed while the client was away, is r
 
   const days = (count: number) => new Date(Date.now() - count * 86_400_000).toISOString();
   const late = await postJson(
-    `${stack.url}/fleet/api/v1/trip-location/batch`,
+    `${stack.url}${TRIP_LOCATION_BATCH_PATH}`,
     [3, 2, 5].map((age) => buildTrip({ imei, gpsTime: days(age) })),
     auth,
   );
@@ -150,7 +151,7 @@ test('a device-bound token streams only its own device: another is 403', async (
   const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, JWT_DEVICE_CLAIM: 'imei' }));
   try {
     const token = { authorization: `Bearer ${await signToken({ imei: 'own-device' })}` };
-    const refused = await Stream.open(`${gateway.url}/fleet/api/v1/positions/stream?imei=someone-else`, token);
+    const refused = await Stream.open(`${gateway.url}${FLEET_PATH}/positions/stream?imei=someone-else`, token);
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 'E-G1/1-03' });
   } finally {
@@ -160,7 +161,7 @@ test('a device-bound token streams only its own device: another is 403', async (
 
 test('past MAX_STREAMS a new stream is answered 503; a gateway stopping ends its streams cleanly', async () => {
   const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, MAX_STREAMS: '1' }));
-  const url = `${gateway.url}/fleet/api/v1/positions/stream?imei=${uniqueImei()}`;
+  const url = `${gateway.url}${FLEET_PATH}/positions/stream?imei=${uniqueImei()}`;
   const held = await Stream.open(url, auth);
   expect(held.status).toBe(200);
   const refused = await Stream.open(url, auth);
@@ -248,13 +249,11 @@ test('only what is stored reaches a stream: a refused post, the refused position
   const start = Date.now() - 300_000;
   const at = (second: number) => new Date(start + second * 1000).toISOString();
 
-  expect((await postJson(`${stack.url}/fleet/api/v1/trip-location`, buildTrip({ imei, gpsTime: at(0), latitude: 91 }), auth)).status).toBe(
-    400,
-  );
+  expect((await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, buildTrip({ imei, gpsTime: at(0), latitude: 91 }), auth)).status).toBe(400);
   const first = buildTrip({ imei, gpsTime: at(1) });
   const firstId = await post(first);
   const batch = await postJson(
-    `${stack.url}/fleet/api/v1/trip-location/batch`,
+    `${stack.url}${TRIP_LOCATION_BATCH_PATH}`,
     [
       buildTrip({ imei, gpsTime: at(2), latitude: 91 }),
       buildTrip({ imei, gpsTime: at(3) }),

@@ -4,6 +4,7 @@ import { closeDb, signToken, testServers, uniqueImei } from '../support/harness'
 import { closeKafka } from '../support/kafka';
 import { startCategoryGateway, TcpProxy, type CategoryGateway } from '../categories/category-support';
 import { eventually } from '../support/eventually';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -31,7 +32,7 @@ async function get(path: string) {
 }
 
 test('when PostgreSQL is unreachable, both reads respond 503 E-S1/1-03 with Retry-After, and answer again once it is back', async () => {
-  const device = `/fleet/api/v1/devices/${uniqueImei()}`;
+  const device = `${DEVICES_PATH}/${uniqueImei()}`;
   await proxy.cut();
   for (const path of [`${device}/last-location`, `${device}/trip-locations`]) {
     expect({ path, ...(await get(path)) }).toEqual({

@@ -5,6 +5,7 @@ import { closeKafka } from '../support/kafka';
 import { positionStore } from '../../services/gateway/src/positions/position-store';
 import { createPositionReader } from '../../services/gateway/src/positions/read-positions';
 import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
+import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -29,16 +30,16 @@ async function getJson(path: string, headers: Record<string, string> = auth) {
 }
 
 function lastLocation(imei: string, headers?: Record<string, string>) {
-  return getJson(`/fleet/api/v1/devices/${encodeURIComponent(imei)}/last-location`, headers);
+  return getJson(`${DEVICES_PATH}/${encodeURIComponent(imei)}/last-location`, headers);
 }
 
 function history(imei: string, params: Record<string, string> = {}, headers?: Record<string, string>) {
   const query = new URLSearchParams(params).toString();
-  return getJson(`/fleet/api/v1/devices/${encodeURIComponent(imei)}/trip-locations${query ? `?${query}` : ''}`, headers);
+  return getJson(`${DEVICES_PATH}/${encodeURIComponent(imei)}/trip-locations${query ? `?${query}` : ''}`, headers);
 }
 
 async function postTrip(trip: Record<string, unknown>): Promise<number> {
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location`, trip, auth);
+  const res = await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, trip, auth);
   expect(res.status).toBe(200);
   return res.body.data.id as number;
 }
@@ -109,7 +110,7 @@ describe('last location', () => {
     const imei = uniqueImei();
     const times = ['2026-11-22T10:00:02Z', '2026-11-22T10:00:05Z', '2026-11-22T10:00:01Z'];
     const res = await postJson(
-      `${stack.url}/fleet/api/v1/trip-location/batch`,
+      `${stack.url}${TRIP_LOCATION_BATCH_PATH}`,
       times.map((gpsTime) => buildTrip({ imei, gpsTime })),
       auth,
     );
@@ -311,19 +312,19 @@ describe('refusals', () => {
   });
 
   test('a + sent unencoded in an offset is refused with a hint', async () => {
-    const res = await getJson(`/fleet/api/v1/devices/${imei}/trip-locations?from=2026-11-22T08:30:00+07:00`);
+    const res = await getJson(`${DEVICES_PATH}/${imei}/trip-locations?from=2026-11-22T08:30:00+07:00`);
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^from: .*%2B/);
   });
 
   test('a repeated parameter responds 400 naming it', async () => {
-    const res = await getJson(`/fleet/api/v1/devices/${imei}/trip-locations?limit=1&limit=2`);
+    const res = await getJson(`${DEVICES_PATH}/${imei}/trip-locations?limit=1&limit=2`);
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^limit: /);
   });
 
   test('a bad imei on the last location responds 400, an undecodable one too', async () => {
-    for (const path of [`/fleet/api/v1/devices/${'x'.repeat(33)}/last-location`, '/fleet/api/v1/devices/%zz/last-location']) {
+    for (const path of [`${DEVICES_PATH}/${'x'.repeat(33)}/last-location`, `${DEVICES_PATH}/%zz/last-location`]) {
       const res = await getJson(path);
       expect({ path, status: res.status, code: res.body.code, detail: res.body.detail }).toEqual({
         path,
@@ -358,9 +359,9 @@ describe('refusals', () => {
 
   test('without a token, both routes respond 401 E-G1/1-01 before looking at the imei', async () => {
     for (const path of [
-      `/fleet/api/v1/devices/${imei}/last-location`,
-      `/fleet/api/v1/devices/${imei}/trip-locations`,
-      '/fleet/api/v1/devices/%zz/last-location',
+      `${DEVICES_PATH}/${imei}/last-location`,
+      `${DEVICES_PATH}/${imei}/trip-locations`,
+      `${DEVICES_PATH}/%zz/last-location`,
     ]) {
       const res = await getJson(path, {});
       expect({ path, status: res.status, body: res.body }).toEqual({
@@ -379,7 +380,7 @@ describe('refusals', () => {
   });
 
   test('another method responds 405 with Allow: GET, HEAD', async () => {
-    const res = await postJson(`${stack.url}/fleet/api/v1/devices/${imei}/last-location`, {}, auth);
+    const res = await postJson(`${stack.url}${DEVICES_PATH}/${imei}/last-location`, {}, auth);
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
     expect(res.body.code).toBe('E-N1/1-03');

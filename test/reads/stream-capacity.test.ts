@@ -9,6 +9,7 @@ import { closeKafka } from '../support/kafka';
 import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape } from '../support/scrape';
+import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
 
 const STREAMS = 1000;
 /** What the gateway may hold for each open stream: its socket, request, response and subscription. */
@@ -32,7 +33,7 @@ afterAll(async () => {
   await closeDb();
 });
 
-const streamUrl = (imeis: string[]) => `${gateway.url}/fleet/api/v1/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
+const streamUrl = (imeis: string[]) => `${gateway.url}${FLEET_PATH}/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
 
 /** The gateway process's resident memory, in bytes. */
 function residentBytes(): number {
@@ -46,7 +47,7 @@ let clock = Date.now() - 6 * 3600_000;
 /** Posts one batch, one position per entry of `imeis` (a device may repeat), and answers the ids by device. */
 async function postBatch(imeis: string[]): Promise<Map<string, number[]>> {
   const trips = imeis.map((imei) => buildTrip({ imei, gpsTime: new Date((clock += 1000)).toISOString() }));
-  const res = await postJson(`${stack.url}/fleet/api/v1/trip-location/batch`, trips, auth);
+  const res = await postJson(`${stack.url}${TRIP_LOCATION_BATCH_PATH}`, trips, auth);
   expect(res.status).toBe(200);
   const ids = new Map<string, number[]>();
   res.body.data.items.forEach((item: { id: number }, i: number) => {

@@ -6,6 +6,7 @@ import { EventStream as Stream } from '../support/event-stream';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
 import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { FLEET_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -25,7 +26,7 @@ const ROUNDS = 20;
 
 test(`a stream of ${DEVICES} devices dropped ${ROUNDS} times while they post gets every committed position once, each device's in order`, async () => {
   const devices = Array.from({ length: DEVICES }, () => uniqueImei());
-  const url = `${stack.url}/fleet/api/v1/positions/stream?${devices.map((imei) => `imei=${imei}`).join('&')}`;
+  const url = `${stack.url}${FLEET_PATH}/positions/stream?${devices.map((imei) => `imei=${imei}`).join('&')}`;
   const stream = await Stream.open(url, auth, { reconnect: true, retryMs: 20 });
   const start = Date.now() - 3_600_000;
   const posted: number[] = [];
@@ -34,11 +35,7 @@ test(`a stream of ${DEVICES} devices dropped ${ROUNDS} times while they post get
       // Every device at once, so the two writers commit their partitions' rows interleaved.
       const answers = await Promise.all(
         devices.map((imei) =>
-          postJson(
-            `${stack.url}/fleet/api/v1/trip-location`,
-            buildTrip({ imei, gpsTime: new Date(start + round * 1000).toISOString() }),
-            auth,
-          ),
+          postJson(`${stack.url}${TRIP_LOCATION_PATH}`, buildTrip({ imei, gpsTime: new Date(start + round * 1000).toISOString() }), auth),
         ),
       );
       for (const answer of answers) {

@@ -1,6 +1,7 @@
 // Vehicle groups read back over real HTTP, against the groups the group-writer stored.
 import { closeKafka } from '../support/kafka';
 import { buildGroup, closeDb, db, postJson, signToken, startStack, type Stack } from '../support/harness';
+import { FLEET_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -21,7 +22,7 @@ async function get(path: string, headers: Record<string, string> = auth) {
 }
 
 async function created(group: Record<string, unknown>): Promise<number> {
-  const res = await postJson(`${stack.url}/fleet/api/v1/vehicle-group`, group, auth);
+  const res = await postJson(`${stack.url}${VEHICLE_GROUP_PATH}`, group, auth);
   if (res.status !== 200) throw new Error(`creating a group answered ${res.status}`);
   return res.body.data.id;
 }
@@ -31,7 +32,7 @@ describe('GET /fleet/api/v1/vehicle-group/{id}', () => {
     const group = buildGroup({ vehicleIds: [30, 10, 20, 10] });
     const id = await created(group);
 
-    const res = await get(`/fleet/api/v1/vehicle-group/${id}`);
+    const res = await get(`${VEHICLE_GROUP_PATH}/${id}`);
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -43,9 +44,9 @@ describe('GET /fleet/api/v1/vehicle-group/{id}', () => {
   });
 
   test('an id no group has answers 404, a malformed id 400, and no token 401', async () => {
-    expect(await get('/fleet/api/v1/vehicle-group/999999999999')).toMatchObject({ status: 404, body: { code: 'E-N1/1-06' } });
-    expect(await get('/fleet/api/v1/vehicle-group/abc')).toMatchObject({ status: 400, body: { code: 'E-V1/1-06' } });
-    expect(await get('/fleet/api/v1/vehicle-group/1', {})).toMatchObject({ status: 401, body: { code: 'E-G1/1-01' } });
+    expect(await get(`${VEHICLE_GROUP_PATH}/999999999999`)).toMatchObject({ status: 404, body: { code: 'E-N1/1-06' } });
+    expect(await get(`${VEHICLE_GROUP_PATH}/abc`)).toMatchObject({ status: 400, body: { code: 'E-V1/1-06' } });
+    expect(await get(`${VEHICLE_GROUP_PATH}/1`, {})).toMatchObject({ status: 401, body: { code: 'E-G1/1-01' } });
   });
 });
 
@@ -57,7 +58,7 @@ describe('GET /fleet/api/v1/vehicle-groups', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await get(`/fleet/api/v1/vehicle-groups?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const res = await get(`${FLEET_PATH}/vehicle-groups?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       expect(res.body.data.length).toBeLessThanOrEqual(2);
       seen.push(...res.body.data.map((group: { id: number }) => group.id));
@@ -71,11 +72,11 @@ describe('GET /fleet/api/v1/vehicle-groups', () => {
   });
 
   test('a bad limit or a cursor this service did not issue answers 400 naming it', async () => {
-    expect(await get('/fleet/api/v1/vehicle-groups?limit=0')).toMatchObject({
+    expect(await get(`${FLEET_PATH}/vehicle-groups?limit=0`)).toMatchObject({
       status: 400,
       body: { detail: expect.stringMatching(/^limit: /) },
     });
-    expect(await get('/fleet/api/v1/vehicle-groups?cursor=zzz')).toMatchObject({
+    expect(await get(`${FLEET_PATH}/vehicle-groups?cursor=zzz`)).toMatchObject({
       status: 400,
       body: { detail: expect.stringMatching(/^cursor: /) },
     });

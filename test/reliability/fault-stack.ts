@@ -3,9 +3,7 @@
 import { baseEnv, uniquePrefix } from '../support/harness';
 import { provisionTopics } from '../support/kafka';
 import { spawnService, type ServiceProcess } from '../support/processes';
-
-export const TRIP_PATH = '/fleet/api/v1/trip-location';
-export const GROUP_PATH = '/fleet/api/v1/vehicle-group';
+import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 export interface ProcessStack {
   /** The gateway running now (restartGateway replaces it). */
@@ -61,10 +59,10 @@ export async function startProcessStack(label: string, options: ProcessStackOpti
     env,
     prefix,
     get url() {
-      return `${stack.gateway.url}${TRIP_PATH}`;
+      return `${stack.gateway.url}${TRIP_LOCATION_PATH}`;
     },
     get groupUrl() {
-      return `${stack.gateway.url}${GROUP_PATH}`;
+      return `${stack.gateway.url}${VEHICLE_GROUP_PATH}`;
     },
     async addWriter() {
       const writer = await spawnService('trip-writer', writerEnv);

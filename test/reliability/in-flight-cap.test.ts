@@ -16,10 +16,11 @@ import {
 } from '../support/harness';
 import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, commandsPublished, messagesIn, readTopic } from '../support/kafka';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const BATCH = '/fleet/api/v1/trip-location/batch';
-const GROUP = '/fleet/api/v1/vehicle-group';
+const TRIP = TRIP_LOCATION_PATH;
+const BATCH = TRIP_LOCATION_BATCH_PATH;
+const GROUP = VEHICLE_GROUP_PATH;
 const MAX_IN_FLIGHT = 2;
 
 let stack: Stack;

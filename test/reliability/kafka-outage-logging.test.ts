@@ -9,6 +9,7 @@ import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape } from '../support/scrape';
 import { waitUntil } from './fault-support';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let broker: PrivateKafka;
 let gateway: ServiceProcess;
@@ -31,8 +32,7 @@ afterAll(async () => {
 test('a clean first start on a fresh broker logs no error line, in the gateway or the writer', async () => {
   const token = await signToken();
   await waitUntil(
-    async () =>
-      (await postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: `Bearer ${token}` })).status === 200,
+    async () => (await postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), { authorization: `Bearer ${token}` })).status === 200,
     'a first trip create answered 200',
     60_000,
     200,
@@ -56,7 +56,7 @@ test('a broker down for several seconds: one error line when the outage starts, 
     async () => {
       const answers = await Promise.all(
         Array.from({ length: 10 }, () =>
-          postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: `Bearer ${token}` }),
+          postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), { authorization: `Bearer ${token}` }),
         ),
       );
       unavailable += answers.filter((answer) => answer.status === 503).length;

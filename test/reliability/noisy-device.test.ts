@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { buildTrip, closeDb, db, postJson, startStack, TEST_JWT_SECRET, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 const PER_MINUTE = 10;
 const BURST = 10;
 /** Let through at once; the next burst a minute later (BURST / PER_MINUTE). */

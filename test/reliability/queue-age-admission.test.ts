@@ -6,8 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, postJson, signToken, storedTripCount, startStack, startWriter, type Stack } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 const MAX_QUEUE_AGE_MS = 500;
 
 let stack: Stack;

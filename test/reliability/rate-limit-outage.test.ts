@@ -18,9 +18,10 @@ import {
   type Writer,
 } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const BATCH = '/fleet/api/v1/trip-location/batch';
+const TRIP = TRIP_LOCATION_PATH;
+const BATCH = TRIP_LOCATION_BATCH_PATH;
 const UNAVAILABLE = 'rate limits unavailable (Redis): writes are let through unchecked until it answers';
 const AVAILABLE = 'rate limits enforced again: Redis answers';
 const PER_MINUTE = 2;

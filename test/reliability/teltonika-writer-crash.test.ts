@@ -12,6 +12,7 @@ import { spawnService, stopAllServices, type ServiceProcess } from '../support/p
 import { expectOneReplyPerDelivery, recordFigures, replyCounts } from './fault-audit';
 import { startProcessStack, type ProcessStack } from './fault-stack';
 import { metricValue, waitUntil } from './fault-support';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 const DEVICES = 12;
 const RECORDS_PER_PACKET = 10;
@@ -123,7 +124,7 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   const runs: DeviceRun[] = [];
   for (let index = 0; index < DEVICES; index += 1) {
     const imei = uniqueDeviceImei();
-    const res = await postJson(`${stack.gateway.url}/fleet/api/v1/devices`, { imei }, { authorization });
+    const res = await postJson(`${stack.gateway.url}${DEVICES_PATH}`, { imei }, { authorization });
     expect(res.status).toBe(200);
     runs.push({ imei, records: 0, acknowledged: 0, resent: 0, waitingSince: undefined });
   }

@@ -8,8 +8,9 @@ import { baseEnv, buildTrip, closeDb, postJson, provisionedPrefix, signToken } f
 import { provisionTopics } from '../support/kafka';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 let broker: PrivateKafka;
 let gateway: ServiceProcess;
 

@@ -9,8 +9,9 @@ import { baseEnv, closeDb, db, TEST_API_KEY, provisionedPrefix } from '../suppor
 import { databaseState } from '../support/database-state';
 import { closeKafka } from '../support/kafka';
 import { rawRequest } from './raw-http';
+import { CATEGORY_BASE_PATH } from '../../services/gateway/src/http/routes';
 
-const CATEGORY_PATH = '/order/api/web/v1/product-category';
+const CATEGORY_PATH = CATEGORY_BASE_PATH;
 
 let gateway: Gateway;
 const categoryId = randomUUID();

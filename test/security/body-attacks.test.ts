@@ -8,9 +8,7 @@ import { rawExchange } from './raw-http';
 import { databaseState } from '../support/database-state';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { buildGroup, buildTrip, closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
-
-const TRIP_PATH = '/fleet/api/v1/trip-location';
-const GROUP_PATH = '/fleet/api/v1/vehicle-group';
+import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: string;
@@ -98,12 +96,16 @@ describe('size', () => {
     const trip = oversizedTrip();
     const bomb = compress(Buffer.from(JSON.stringify(trip)));
     expect(bomb.length).toBeLessThan(50_000);
-    expectJsonError(await sendRefused(TRIP_PATH, bomb, { 'content-encoding': encoding }, () => tripRows(trip.imei)), 413, 'E-V1/1-05');
+    expectJsonError(
+      await sendRefused(TRIP_LOCATION_PATH, bomb, { 'content-encoding': encoding }, () => tripRows(trip.imei)),
+      413,
+      'E-V1/1-05',
+    );
   });
 
   test('a gzip body within the limit is read as the JSON it holds', async () => {
     const trip = buildTrip();
-    const answer = await send(TRIP_PATH, gzipSync(Buffer.from(JSON.stringify(trip))), { 'content-encoding': 'gzip' });
+    const answer = await send(TRIP_LOCATION_PATH, gzipSync(Buffer.from(JSON.stringify(trip))), { 'content-encoding': 'gzip' });
     expect(answer.status).toBe(200);
     expect(await tripRows(trip.imei)).toHaveLength(1);
   });
@@ -111,7 +113,7 @@ describe('size', () => {
   test('an unknown content encoding responds 415 JSON and stores nothing', async () => {
     const trip = buildTrip();
     expectJsonError(
-      await sendRefused(TRIP_PATH, JSON.stringify(trip), { 'content-encoding': 'compress' }, () => tripRows(trip.imei)),
+      await sendRefused(TRIP_LOCATION_PATH, JSON.stringify(trip), { 'content-encoding': 'compress' }, () => tripRows(trip.imei)),
       415,
       'E-V1/1-04',
     );
@@ -119,7 +121,7 @@ describe('size', () => {
 
   test('a gzip header on a body that is not gzip responds 400 JSON and stores nothing', async () => {
     const trip = buildTrip();
-    const answer = await sendRefused(TRIP_PATH, JSON.stringify(trip), { 'content-encoding': 'gzip' }, () => tripRows(trip.imei));
+    const answer = await sendRefused(TRIP_LOCATION_PATH, JSON.stringify(trip), { 'content-encoding': 'gzip' }, () => tripRows(trip.imei));
     expect(answer.status).toBe(400);
     expect(answer.contentType).toMatch(/^application\/json/);
   });
@@ -131,12 +133,18 @@ describe('size', () => {
       padding: 'x'.repeat(2 * 1024 * 1024),
     });
     expectJsonError(
-      await sendRefused(TRIP_PATH, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' }, () => tripRows(trip.imei)),
+      await sendRefused(TRIP_LOCATION_PATH, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' }, () =>
+        tripRows(trip.imei),
+      ),
       413,
       'E-V1/1-05',
     );
     const group = buildGroup({ padding: 'x'.repeat(2 * 1024 * 1024) });
-    expectJsonError(await sendRefused(GROUP_PATH, JSON.stringify(group), {}, () => groupRows(group.vehicleGroupName)), 413, 'E-V1/1-05');
+    expectJsonError(
+      await sendRefused(VEHICLE_GROUP_PATH, JSON.stringify(group), {}, () => groupRows(group.vehicleGroupName)),
+      413,
+      'E-V1/1-05',
+    );
   });
 
   test('a body streamed without a length past the limit responds 413 JSON and publishes nothing', async () => {
@@ -150,7 +158,7 @@ describe('size', () => {
         controller.enqueue(sent === 1 ? Buffer.from('{"imei":"') : chunk);
       },
     });
-    const response = await fetch(`${stack.url}${TRIP_PATH}`, {
+    const response = await fetch(`${stack.url}${TRIP_LOCATION_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: auth },
       body: stream,
@@ -168,7 +176,9 @@ describe('size', () => {
       ...Array.from({ length: 1001 }, (_, index) => `f${index}=1`),
     ];
     expectJsonError(
-      await sendRefused(TRIP_PATH, fields.join('&'), { 'content-type': 'application/x-www-form-urlencoded' }, () => tripRows(trip.imei)),
+      await sendRefused(TRIP_LOCATION_PATH, fields.join('&'), { 'content-type': 'application/x-www-form-urlencoded' }, () =>
+        tripRows(trip.imei),
+      ),
       413,
       'E-V1/1-05',
     );
@@ -189,23 +199,23 @@ describe('deeply nested JSON', () => {
   };
 
   test.each([
-    ['the whole body, 10,000 arrays deep', TRIP_PATH, () => ({ body: nested(10_000), stored: undefined })],
-    ['latitude, 10,000 arrays deep', TRIP_PATH, tripWithDeepLatitude],
-    ['vehicleIds, 10,000 arrays deep', GROUP_PATH, groupWithDeepIds],
-    ['the whole body, 400,000 arrays deep', TRIP_PATH, () => ({ body: nested(400_000), stored: undefined })],
+    ['the whole body, 10,000 arrays deep', TRIP_LOCATION_PATH, () => ({ body: nested(10_000), stored: undefined })],
+    ['latitude, 10,000 arrays deep', TRIP_LOCATION_PATH, tripWithDeepLatitude],
+    ['vehicleIds, 10,000 arrays deep', VEHICLE_GROUP_PATH, groupWithDeepIds],
+    ['the whole body, 400,000 arrays deep', TRIP_LOCATION_PATH, () => ({ body: nested(400_000), stored: undefined })],
   ])('%s responds 400 JSON, stores nothing, and the gateway keeps serving', async (_label, path, request) => {
     const { body, stored } = request();
     const answer = await sendRefused(path, body, {}, stored);
     expect(answer.status).toBe(400);
     expect(answer.body.code).toMatch(/^E-V1\/1-0[12]$/);
-    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
   });
 
   test('an unknown field 10,000 levels deep is dropped: the trip is stored without it', async () => {
     const trip = buildTrip();
     const body = JSON.stringify(trip).replace('{', `{"extra":${nestedObject(10_000)},`);
     // Unknown fields are dropped whatever their shape, so the rest of the trip is valid.
-    const answer = await send(TRIP_PATH, body);
+    const answer = await send(TRIP_LOCATION_PATH, body);
     expect(answer.status).toBe(200);
     expect(await tripRows(trip.imei)).toHaveLength(1);
   });
@@ -217,18 +227,18 @@ describe('attributes nested or grown past their bounds', () => {
   /** The trip's JSON with attributes 20,000 objects deep, written as text: JSON.stringify would overflow. */
   const withDeepAttributes = (trip: Record<string, unknown>) =>
     JSON.stringify({ ...trip, attributes: 0 }).replace('"attributes":0', `"attributes":${deepText(20_000)}`);
-  const BATCH_PATH = `${TRIP_PATH}/batch`;
+  const BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
 
   test.each([
-    ['a trip, 20,000 objects deep', TRIP_PATH, (trip: Record<string, unknown>) => withDeepAttributes(trip), 'attributes'],
+    ['a trip, 20,000 objects deep', TRIP_LOCATION_PATH, (trip: Record<string, unknown>) => withDeepAttributes(trip), 'attributes'],
     ['a batch, 20,000 objects deep', BATCH_PATH, (trip: Record<string, unknown>) => `[${withDeepAttributes(trip)}]`, '0.attributes'],
   ])('in %s respond 400 naming attributes, store nothing, and the gateway keeps serving', async (_label, path, body, field) => {
     const trip = buildTrip();
     const answer = await sendRefused(path, body(trip), {}, () => tripRows(trip.imei));
-    const issues = path === TRIP_PATH ? answer.body.issues : answer.body.data.items[0].error.issues;
-    expect(answer.status).toBe(path === TRIP_PATH ? 400 : 200);
+    const issues = path === TRIP_LOCATION_PATH ? answer.body.issues : answer.body.data.items[0].error.issues;
+    expect(answer.status).toBe(path === TRIP_LOCATION_PATH ? 400 : 200);
     expect(issues).toEqual([{ path: field.replace(/^0\./, ''), code: 'custom', message: 'Must nest at most 8 levels deep' }]);
-    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
   });
 
   test('a command the bus cannot serialise, or that can never fit a message, is refused with nothing left waiting for a reply', async () => {
@@ -244,7 +254,7 @@ describe('attributes nested or grown past their bounds', () => {
       code: 'E-V1/1-05',
     });
     expect(bus.pendingCount()).toBe(0);
-    expect((await send(TRIP_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
   });
 
   test('NDJSON lines with nested, wide or heavy attributes are refused one by one; the valid line is stored', async () => {
@@ -279,7 +289,7 @@ describe('prototype pollution', () => {
       '{',
       '{"__proto__":{"polluted":"yes","latitude":1,"isAdmin":true},"constructor":{"prototype":{"polluted":"yes"}},',
     );
-    const answer = await send(TRIP_PATH, body);
+    const answer = await send(TRIP_LOCATION_PATH, body);
     expect(answer.status).toBe(200);
     const [row] = await tripRows(trip.imei);
     expect(row).toMatchObject({ latitude: trip.latitude, longitude: trip.longitude, speed: trip.speed, ignition: true });
@@ -292,7 +302,7 @@ describe('prototype pollution', () => {
     form.append('__proto__[polluted]', 'yes');
     form.append('__proto__', 'yes');
     form.append('constructor[prototype][polluted]', 'yes');
-    const answer = await send(TRIP_PATH, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    const answer = await send(TRIP_LOCATION_PATH, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
     expect(answer.status).toBe(200);
     expect(await tripRows(trip.imei)).toHaveLength(1);
   });
@@ -300,7 +310,7 @@ describe('prototype pollution', () => {
   test('__proto__ keys in a group body and in the query string pollute nothing, and the group is stored as sent', async () => {
     const group = buildGroup();
     const body = JSON.stringify(group).replace('{', '{"__proto__":{"polluted":"yes","vehicleIds":[666]},');
-    const answer = await send(`${GROUP_PATH}?__proto__[polluted]=yes&constructor[prototype][polluted]=yes`, body);
+    const answer = await send(`${VEHICLE_GROUP_PATH}?__proto__[polluted]=yes&constructor[prototype][polluted]=yes`, body);
     expect(answer.status).toBe(200);
     const members = await db().query('SELECT vehicle_id FROM vehicle_group_members WHERE vehicle_group_id = $1 ORDER BY 1', [
       answer.body.data.id,
@@ -309,7 +319,7 @@ describe('prototype pollution', () => {
   });
 
   test('a __proto__ field named in the validation error does not reach the answer as a prototype', async () => {
-    const answer = await sendRefused(TRIP_PATH, '{"__proto__":{"imei":"x"},"latitude":"__proto__"}');
+    const answer = await sendRefused(TRIP_LOCATION_PATH, '{"__proto__":{"imei":"x"},"latitude":"__proto__"}');
     expectJsonError(answer, 400, 'E-V1/1-01');
   });
 });
@@ -330,7 +340,9 @@ describe('repeated and bracketed form keys', () => {
   ])('%s responds 400 naming %s, and stores nothing', async (_label, extra, field) => {
     const body = form(extra);
     const imei = new URLSearchParams(body).get('imei');
-    const answer = await sendRefused(TRIP_PATH, body, { 'content-type': 'application/x-www-form-urlencoded' }, () => tripRows(imei));
+    const answer = await sendRefused(TRIP_LOCATION_PATH, body, { 'content-type': 'application/x-www-form-urlencoded' }, () =>
+      tripRows(imei),
+    );
     expectJsonError(answer, 400, 'E-V1/1-01');
     expect(answer.body.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
   });
@@ -351,7 +363,7 @@ describe('bytes that are not UTF-8', () => {
   ])('%s in a group name responds 400 JSON and stores nothing', async (_label, bytes) => {
     const group = buildGroup();
     const answer = await sendRefused(
-      GROUP_PATH,
+      VEHICLE_GROUP_PATH,
       withBytes(JSON.stringify(group), 'Cold chain', [...Buffer.from('Cold '), ...bytes]),
       {},
       () => groupRowsEndingLike(group),
@@ -363,7 +375,7 @@ describe('bytes that are not UTF-8', () => {
     // The imei is what the bytes spoil, so the rows are looked up by the position's unique time instead.
     const trip = buildTrip({ imei: 'MARK' });
     expectJsonError(
-      await sendRefused(TRIP_PATH, withBytes(JSON.stringify(trip), 'MARK', [0xff, 0x41]), {}, () => tripRowsAt(trip.gpsTime)),
+      await sendRefused(TRIP_LOCATION_PATH, withBytes(JSON.stringify(trip), 'MARK', [0xff, 0x41]), {}, () => tripRowsAt(trip.gpsTime)),
       400,
       'E-V1/1-02',
     );
@@ -373,14 +385,16 @@ describe('bytes that are not UTF-8', () => {
       Buffer.from([0xff]),
       Buffer.from(`&latitude=1&longitude=1&speed=1&ignition=1&gpsTime=${encodeURIComponent(String(gpsTime))}`),
     ]);
-    const answer = await sendRefused(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }, () => tripRowsAt(gpsTime));
+    const answer = await sendRefused(TRIP_LOCATION_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }, () =>
+      tripRowsAt(gpsTime),
+    );
     expect(answer.status).toBe(400);
     expect(answer.body.code).toMatch(/^E-V1\/1-0[12]$/);
   });
 
   test('a lone surrogate escaped in JSON (\\ud800) is refused rather than stored as a replacement character', async () => {
     const group = buildGroup();
-    const answer = await sendRefused(GROUP_PATH, JSON.stringify(group).replace('Cold chain', 'Cold \\ud800 chain'), {}, () =>
+    const answer = await sendRefused(VEHICLE_GROUP_PATH, JSON.stringify(group).replace('Cold chain', 'Cold \\ud800 chain'), {}, () =>
       groupRowsEndingLike(group),
     );
     expectJsonError(answer, 400, 'E-V1/1-01');
@@ -388,7 +402,7 @@ describe('bytes that are not UTF-8', () => {
 
   test('valid multi-byte UTF-8 (accents, CJK, emoji) is stored exactly', async () => {
     const name = `Rantai dingin — 冷链 🚚 ${Date.now()}`;
-    const answer = await send(GROUP_PATH, JSON.stringify(buildGroup({ vehicleGroupName: name })));
+    const answer = await send(VEHICLE_GROUP_PATH, JSON.stringify(buildGroup({ vehicleGroupName: name })));
     expect(answer.status).toBe(200);
     const stored = await db().query('SELECT name FROM vehicle_groups WHERE id = $1', [answer.body.data.id]);
     expect(stored.rows[0].name).toBe(name);
@@ -409,22 +423,22 @@ describe('SQL in every field', () => {
       const name = `${injection} ${Date.now()}`;
       const body = JSON.stringify(buildGroup({ vehicleGroupName: name }));
       const key = { 'idempotency-key': `${injection}-${Date.now()}` };
-      const answer = await send(GROUP_PATH, body, key);
+      const answer = await send(VEHICLE_GROUP_PATH, body, key);
       expect(answer.status).toBe(200);
       const stored = await db().query('SELECT name FROM vehicle_groups WHERE id = $1', [answer.body.data.id]);
       expect(stored.rows[0].name).toBe(name);
       // The key is kept as a digest with its subject: it answers its group again, and nothing else.
-      expect((await send(GROUP_PATH, body, key)).body.data.id).toBe(answer.body.data.id);
+      expect((await send(VEHICLE_GROUP_PATH, body, key)).body.data.id).toBe(answer.body.data.id);
     }
   });
 
   test('SQL in an imei without spaces is stored verbatim; with spaces it is refused', async () => {
     const imei = `'OR'1'='1'--${Date.now()}`.slice(0, 32);
-    expect((await send(TRIP_PATH, JSON.stringify(buildTrip({ imei })))).status).toBe(200);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(buildTrip({ imei })))).status).toBe(200);
     expect((await tripRows(imei)).map((row) => row.imei)).toEqual([imei]);
     const refusedImei = "'; DROP TABLE x; --";
     expectJsonError(
-      await sendRefused(TRIP_PATH, JSON.stringify(buildTrip({ imei: refusedImei })), {}, () => tripRows(refusedImei)),
+      await sendRefused(TRIP_LOCATION_PATH, JSON.stringify(buildTrip({ imei: refusedImei })), {}, () => tripRows(refusedImei)),
       400,
       'E-V1/1-01',
     );
@@ -435,11 +449,11 @@ describe('SQL in every field', () => {
     async (field) => {
       for (const injection of injections) {
         const trip = buildTrip({ [field]: injection });
-        const json = await sendRefused(TRIP_PATH, JSON.stringify(trip), {}, () => tripRows(trip.imei));
+        const json = await sendRefused(TRIP_LOCATION_PATH, JSON.stringify(trip), {}, () => tripRows(trip.imei));
         expectJsonError(json, 400, 'E-V1/1-01');
         expect(json.body.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
         const form = new URLSearchParams(Object.entries(trip).map(([key, value]): [string, string] => [key, String(value)])).toString();
-        const answer = await sendRefused(TRIP_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }, () =>
+        const answer = await sendRefused(TRIP_LOCATION_PATH, form, { 'content-type': 'application/x-www-form-urlencoded' }, () =>
           tripRows(trip.imei),
         );
         expectJsonError(answer, 400, 'E-V1/1-01');
@@ -450,14 +464,14 @@ describe('SQL in every field', () => {
 
   test('SQL in the category id responds 400, and every table is intact: the same tables, and the rows of this test unchanged', async () => {
     const trip = buildTrip();
-    expect((await send(TRIP_PATH, JSON.stringify(trip))).status).toBe(200);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(trip))).status).toBe(200);
     const state = () =>
       databaseState(['trip_locations', 'vehicle_groups', 'vehicle_group_members', 'api_keys', 'product_categories'], {
         trip: { text: 'SELECT * FROM trip_locations WHERE imei = $1', values: [trip.imei] },
       });
     const before = await state();
     for (const injection of injections) {
-      const response = await fetch(`${stack.url}/order/api/web/v1/product-category/${encodeURIComponent(injection)}`, {
+      const response = await fetch(`${stack.url}${CATEGORY_BASE_PATH}/${encodeURIComponent(injection)}`, {
         headers: { authorization: 'test-api-key-0123456789abcdef' },
       });
       expect(response.status).toBe(400);
@@ -470,14 +484,14 @@ describe('SQL in every field', () => {
 describe('answers that could be made huge', () => {
   test('a body of 150,000 invalid vehicle ids gets a 400 of bounded size', async () => {
     const group = buildGroup({ vehicleIds: Array.from({ length: 150_000 }, () => 'x') });
-    const answer = await sendRefused(GROUP_PATH, JSON.stringify(group), {}, () => groupRows(group.vehicleGroupName));
+    const answer = await sendRefused(VEHICLE_GROUP_PATH, JSON.stringify(group), {}, () => groupRows(group.vehicleGroupName));
     expectJsonError(answer, 400, 'E-V1/1-01');
     expect(answer.bytes).toBeLessThan(20_000);
   });
 
   test('a trip whose every field is wrong gets every field named once', async () => {
     const answer = await sendRefused(
-      TRIP_PATH,
+      TRIP_LOCATION_PATH,
       JSON.stringify({ imei: 1, gpsTime: 'x', latitude: 'x', longitude: 'x', speed: 'x', ignition: 'x' }),
     );
     expectJsonError(answer, 400, 'E-V1/1-01');
@@ -493,7 +507,7 @@ describe('answers that could be made huge', () => {
 });
 
 describe('requests Node’s HTTP parser refuses, and transfer codings', () => {
-  const head = (extra: string) => `POST ${TRIP_PATH} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n${extra}`;
+  const head = (extra: string) => `POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n${extra}`;
 
   test.each([
     ['both Content-Length and Transfer-Encoding', head('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}')],

@@ -6,8 +6,8 @@ import { request } from 'node:http';
 import { baseEnv, buildTrip, closeDb, provisionedPrefix, signToken, startStack, startWriter, type Writer } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP_PATH = '/fleet/api/v1/trip-location';
 const POSTS = 400;
 const MiB = 1024 * 1024;
 
@@ -73,7 +73,7 @@ test(`${POSTS} concurrent 1 MB posts are answered 200 or 503 with Retry-After, a
   const body = Buffer.from(JSON.stringify(buildTrip({ padding: 'x'.repeat(MiB - 400) })));
   expect(body.length).toBeLessThanOrEqual(MiB);
 
-  const answers = await Promise.all(Array.from({ length: POSTS }, () => post(`${gateway.url}${TRIP_PATH}`, body)));
+  const answers = await Promise.all(Array.from({ length: POSTS }, () => post(`${gateway.url}${TRIP_LOCATION_PATH}`, body)));
 
   const byStatus = new Map<number, number>();
   for (const answer of answers) byStatus.set(answer.status, (byStatus.get(answer.status) ?? 0) + 1);
@@ -95,7 +95,7 @@ test('a chunked body that outgrows the budget is answered 503 E-S1/1-05 with Ret
   const stack = await startStack('body-flood-chunked', { env: { MAX_BUFFERED_BODY_BYTES: String(64 * 1024) } });
   try {
     const sendChunked = (padding: number) =>
-      fetch(`${stack.url}${TRIP_PATH}`, {
+      fetch(`${stack.url}${TRIP_LOCATION_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: auth },
         // A stream has no length: fetch sends it chunked.

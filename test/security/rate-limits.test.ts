@@ -18,10 +18,11 @@ import {
   type Stack,
 } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const BATCH = '/fleet/api/v1/trip-location/batch';
-const GROUP = '/fleet/api/v1/vehicle-group';
+const TRIP = TRIP_LOCATION_PATH;
+const BATCH = TRIP_LOCATION_BATCH_PATH;
+const GROUP = VEHICLE_GROUP_PATH;
 
 // A device may send 5 positions at once (its burst), then 3 a minute: the next 5 after 100 s.
 const DEVICE_PER_MINUTE = 3;
@@ -101,7 +102,7 @@ test('a device over its limit on the single route is answered 429 E-R1/1-01 with
 test('a device over its limit through the OsmAnd protocol is answered 429 E-R1/1-01 too, counted with its JSON posts, and the refused position is not stored', async () => {
   const auth = await bearerFor();
   const imei = uniqueDeviceImei();
-  const registration = await postJson(`${stack.url}/fleet/api/v1/devices`, { imei }, auth);
+  const registration = await postJson(`${stack.url}${DEVICES_PATH}`, { imei }, auth);
   expect(registration.status).toBe(200);
   // One clock reading for all: read anew per request, two requests a second apart could name the same
   // time, and the second would be a resend of the first.

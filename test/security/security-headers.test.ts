@@ -5,12 +5,19 @@ import { buildCategory, insertCategory } from '../categories/category-support';
 import { EventStream } from '../support/event-stream';
 import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import {
+  CATEGORY_BASE_PATH,
+  DEVICES_PATH,
+  FLEET_PATH,
+  TRIP_LOCATION_PATH,
+  VEHICLE_GROUP_PATH,
+} from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const GROUP = '/fleet/api/v1/vehicle-group';
-const CATEGORY = '/order/api/web/v1/product-category';
-const DEVICES = '/fleet/api/v1/devices';
-const STREAM = '/fleet/api/v1/positions/stream';
+const TRIP = TRIP_LOCATION_PATH;
+const GROUP = VEHICLE_GROUP_PATH;
+const CATEGORY = CATEGORY_BASE_PATH;
+const DEVICES = DEVICES_PATH;
+const STREAM = `${FLEET_PATH}/positions/stream`;
 
 let stack: Stack;
 /** A gateway of tight limits, for the answers only a limit gives: a device's 429, a stream's 503. */
@@ -79,7 +86,7 @@ test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame
     ['last-location 404', fetch(`${stack.url}${DEVICES}/${uniqueImei()}/last-location`, { headers: auth })],
     ['history 200', fetch(`${stack.url}${DEVICES}/${device}/trip-locations`, { headers: auth })],
     ['device status 200', fetch(`${stack.url}${DEVICES}/${device}`, { headers: auth })],
-    ['vehicle groups 200', fetch(`${stack.url}/fleet/api/v1/vehicle-groups`, { headers: auth })],
+    ['vehicle groups 200', fetch(`${stack.url}${FLEET_PATH}/vehicle-groups`, { headers: auth })],
     ['healthz', fetch(`${stack.url}/healthz`)],
     ['openapi.json', fetch(`${stack.url}/openapi.json`)],
   ];

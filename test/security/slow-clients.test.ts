@@ -6,6 +6,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTrip, closeDb, db, signToken, startStack, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 
@@ -58,10 +59,7 @@ function trickle(head: string, trickle: string): Promise<Trickled> {
 }
 
 test('a request head sent one byte a second is answered 408 and its connection closed', async () => {
-  const result = await trickle(
-    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n',
-    'X-Slow: '.padEnd(MAX_TRICKLED_BYTES, 'a'),
-  );
+  const result = await trickle(`POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: gateway\r\n`, 'X-Slow: '.padEnd(MAX_TRICKLED_BYTES, 'a'));
   expect(result.closedByGateway).toBe(true);
   expect(result.answer.slice(0, result.answer.indexOf('\r\n'))).toBe('HTTP/1.1 408 Request Timeout');
 }, 60_000);
@@ -70,7 +68,7 @@ test('a body sent one byte a second is answered 408, its connection closed, and 
   const trip = buildTrip();
   const body = JSON.stringify(trip);
   const head =
-    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n' +
+    `POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: gateway\r\n` +
     `Authorization: Bearer ${await signToken()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
   const result = await trickle(head, body);
   expect(result.closedByGateway).toBe(true);
@@ -95,7 +93,7 @@ test('a body whose last byte comes after the 408 is never stored: the answer say
   );
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   socket.write(
-    'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\n' +
+    `POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: gateway\r\n` +
       `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
       body.slice(0, -1),
     'latin1',
@@ -105,7 +103,7 @@ test('a body whose last byte comes after the 408 is never stored: the answer say
   socket.write(body.slice(-1), 'latin1');
 
   // A create sent after it is stored, so the write path has had its turn.
-  const later = await fetch(`${stack.url}/fleet/api/v1/trip-location`, {
+  const later = await fetch(`${stack.url}${TRIP_LOCATION_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify(buildTrip()),
@@ -162,7 +160,7 @@ describe('slow bodies with a valid token', () => {
       });
       const sendSlowly = async () => {
         socket.write(
-          'POST /fleet/api/v1/trip-location HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n' +
+          `POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
             `Authorization: Bearer ${token}\r\nContent-Length: 1048576\r\n\r\n[`,
           'latin1',
         );
@@ -186,7 +184,7 @@ describe('slow bodies with a valid token', () => {
     await Promise.all(uploads.map((upload) => upload.firstByteSent));
 
     const trip = buildTrip();
-    const response = await fetch(`${roomy.url}/fleet/api/v1/trip-location`, {
+    const response = await fetch(`${roomy.url}${TRIP_LOCATION_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify(trip),

@@ -5,9 +5,8 @@ import fc from 'fast-check';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
 import { formBody, invalidGroup, invalidTrip, jsonBody, validGroup, validTrip, type GroupCase, type TripCase } from './arbitraries';
+import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP_PATH = '/fleet/api/v1/trip-location';
-const GROUP_PATH = '/fleet/api/v1/vehicle-group';
 const RUNS = 50;
 
 let stack: Stack;
@@ -35,8 +34,8 @@ async function post(path: string, body: string, contentType: string) {
 
 function postTrip(trip: TripCase, asForm: boolean) {
   return asForm
-    ? post(TRIP_PATH, formBody(trip), 'application/x-www-form-urlencoded')
-    : post(TRIP_PATH, JSON.stringify(jsonBody(trip)), 'application/json');
+    ? post(TRIP_LOCATION_PATH, formBody(trip), 'application/x-www-form-urlencoded')
+    : post(TRIP_LOCATION_PATH, JSON.stringify(jsonBody(trip)), 'application/json');
 }
 
 const issuePaths = (body: { issues: Array<{ path: string }> }) => [...new Set(body.issues.map((issue) => issue.path))].sort();
@@ -90,7 +89,7 @@ test(`any group body is either stored as meant (trimmed name, each id once) or r
     fc.asyncProperty(fc.oneof(validGroup, invalidGroup), async (group: GroupCase) => {
       const published = await commandsPublished(stack.prefix);
       const sentAt: Date = (await db().query('SELECT clock_timestamp() AS now')).rows[0].now;
-      const answer = await post(GROUP_PATH, JSON.stringify(group.body), 'application/json');
+      const answer = await post(VEHICLE_GROUP_PATH, JSON.stringify(group.body), 'application/json');
       if (group.meaning) {
         expect(answer.status).toBe(200);
         expect(await storedGroup(answer.body.data.id)).toEqual(group.meaning);

@@ -10,8 +10,7 @@ import { databaseState } from '../support/database-state';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { buildTrip, closeDb, commandsPublishedSettled, db, startStack, TEST_JWT_SECRET, type Stack } from '../support/harness';
 import { rawRequest } from './raw-http';
-
-const TRIP_PATH = '/fleet/api/v1/trip-location';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let rsaGateway: Gateway;
@@ -44,7 +43,7 @@ function hs256(header: unknown, payload: unknown, secret: string | Buffer): stri
 
 async function post(url: string, token: string) {
   const trip = buildTrip();
-  const response = await fetch(`${url}${TRIP_PATH}`, {
+  const response = await fetch(`${url}${TRIP_LOCATION_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify(trip),
@@ -188,7 +187,7 @@ describe('oversized and malformed tokens', () => {
     ['a JWE (five parts)', 'a.b.c.d.e'],
   ])('a token with %s responds 400 "jwt malformed" and publishes nothing', async (_label, token) => {
     const published = await commandsPublished(stack.prefix);
-    const res = await fetch(`${stack.url}${TRIP_PATH}`, {
+    const res = await fetch(`${stack.url}${TRIP_LOCATION_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify(buildTrip()),
@@ -203,7 +202,7 @@ describe('oversized and malformed tokens', () => {
     const published = await commandsPublished(stack.prefix);
     const head = await rawRequest(
       new URL(stack.url).port,
-      `POST ${TRIP_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.\u0001x\r\nContent-Length: 0\r\n\r\n`,
+      `POST ${TRIP_LOCATION_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.\u0001x\r\nContent-Length: 0\r\n\r\n`,
     );
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(await publishedSettled(stack.url)).toBe(published);

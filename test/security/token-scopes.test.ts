@@ -20,10 +20,11 @@ import {
   type Stack,
 } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
+import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
-const BATCH = '/fleet/api/v1/trip-location/batch';
-const GROUP = '/fleet/api/v1/vehicle-group';
+const TRIP = TRIP_LOCATION_PATH;
+const BATCH = TRIP_LOCATION_BATCH_PATH;
+const GROUP = VEHICLE_GROUP_PATH;
 
 let stack: Stack;
 /** The same topics and writers, behind a gateway with the defaults: no scope and no device checks. */
@@ -107,7 +108,7 @@ describe('JWT_REQUIRED_SCOPES=true', () => {
 
   test('registering a device without devices:write responds 403 naming it and registers nothing; with it, 200', async () => {
     const imei = uniqueDeviceImei();
-    const devices = `${stack.url}/fleet/api/v1/devices`;
+    const devices = `${stack.url}${DEVICES_PATH}`;
     const answer = await postJson(devices, { imei }, await bearer({ scope: 'positions:write groups:write positions:read' }));
     expect(answer.status).toBe(403);
     expect(answer.body).toEqual(scopeRefusal('devices:write'));
@@ -143,7 +144,7 @@ describe('JWT_REQUIRED_SCOPES=true', () => {
     async (read) => {
       const trip = buildTrip();
       expect((await postJson(`${stack.url}${TRIP}`, trip, await bearer({ scope: 'positions:write' }))).status).toBe(200);
-      const path = `${stack.url}/fleet/api/v1/devices/${trip.imei as string}/${read}`;
+      const path = `${stack.url}${DEVICES_PATH}/${trip.imei as string}/${read}`;
       const from = new Date(Date.parse(trip.gpsTime as string) - 1000).toISOString();
       const query = read === 'trip-locations' ? `?from=${encodeURIComponent(from)}` : '';
 
@@ -232,14 +233,14 @@ describe('JWT_DEVICE_CLAIM=imei', () => {
       const auth = await bearer({ imei: own.imei, scope: 'positions:read' });
       const query = read === 'trip-locations' ? `?from=${encodeURIComponent(new Date(Date.now() - 12 * 86_400_000).toISOString())}` : '';
 
-      const allowed = await fetch(`${stack.url}/fleet/api/v1/devices/${own.imei as string}/${read}${query}`, { headers: auth });
+      const allowed = await fetch(`${stack.url}${DEVICES_PATH}/${own.imei as string}/${read}${query}`, { headers: auth });
       expect(allowed.status).toBe(200);
       // The direct route takes the canonical path; a percent-encoded one goes through express.
       const encodedOther = [...(other.imei as string)]
         .map((char, at) => (at === 0 ? `%${char.charCodeAt(0).toString(16)}` : char))
         .join('');
       for (const imei of [other.imei as string, encodedOther]) {
-        const refused = await fetch(`${stack.url}/fleet/api/v1/devices/${imei}/${read}${query}`, { headers: auth });
+        const refused = await fetch(`${stack.url}${DEVICES_PATH}/${imei}/${read}${query}`, { headers: auth });
         expect(refused.status).toBe(403);
         expect(await refused.json()).toEqual({
           code: 'E-G1/1-03',
@@ -289,7 +290,7 @@ describe('with JWT_REQUIRED_SCOPES and JWT_DEVICE_CLAIM unset', () => {
   });
 
   test('a token without any scope reads positions', async () => {
-    const answer = await fetch(`${lenient.url}/fleet/api/v1/devices/${uniqueImei()}/last-location`, { headers: await bearer({}) });
+    const answer = await fetch(`${lenient.url}${DEVICES_PATH}/${uniqueImei()}/last-location`, { headers: await bearer({}) });
     expect(answer.status).toBe(404);
     expect(await answer.json()).toMatchObject({ code: 'E-N1/1-04' });
   });

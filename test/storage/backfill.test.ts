@@ -10,9 +10,10 @@ import { closeKafka, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const SINGLE_PATH = '/fleet/api/v1/trip-location';
-const BATCH_PATH = '/fleet/api/v1/trip-location/batch';
+const SINGLE_PATH = TRIP_LOCATION_PATH;
+const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
 const DAY_MS = 86_400_000;
 /** A backfill of this many days makes about as many partitions as a year's retention keeps. */
 const BACKFILL_DAYS = 400;

@@ -24,9 +24,10 @@ import {
 } from '../support/harness';
 import { privateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const SINGLE_PATH = '/fleet/api/v1/trip-location';
-const BATCH_PATH = '/fleet/api/v1/trip-location/batch';
+const SINGLE_PATH = TRIP_LOCATION_PATH;
+const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 

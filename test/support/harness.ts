@@ -8,6 +8,7 @@ import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gatew
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
 import { commandsPublished, provisionTopics } from './kafka';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 export interface TestServers {
   databaseUrl: string;
@@ -223,7 +224,7 @@ export async function postForm(url: string, fields: Record<string, string> | str
  */
 export async function commandsPublishedSettled(stack: Stack, via?: { url: string; authorization: string }): Promise<number> {
   const gateway = via ?? { url: stack.url, authorization: `Bearer ${await signToken()}` };
-  const fence = await postJson(`${gateway.url}/fleet/api/v1/trip-location`, buildTrip(), { authorization: gateway.authorization });
+  const fence = await postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), { authorization: gateway.authorization });
   if (fence.status !== 200) throw new Error(`the trip sent to settle the publishes was answered ${fence.status}`);
   return (await commandsPublished(stack.prefix)) - 1;
 }

@@ -6,6 +6,7 @@ import { buildCategory, insertCategory } from '../categories/category-support';
 import { buildGroup, buildTrip, closeDb, db, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
+import { CATEGORY_BASE_PATH, DEVICES_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let bearer: string;
@@ -66,11 +67,11 @@ async function storedPosition(imei: string): Promise<number> {
 }
 
 describe('the category read', () => {
-  const route = '/order/api/web/v1/product-category/:id';
+  const route = `${CATEGORY_BASE_PATH}/:id`;
 
   test('answers the same body by its path and with a trailing slash', async () => {
     const category = await insertCategory(buildCategory());
-    const path = (form: string) => `/order/api/web/v1/product-category/${category.id}${form === 'express' ? '/' : ''}`;
+    const path = (form: string) => `${CATEGORY_BASE_PATH}/${category.id}${form === 'express' ? '/' : ''}`;
     const { direct, express } = await bothWays('GET', route, (form) => send(path(form), { headers: { authorization: TEST_API_KEY } }));
     expect(direct.status).toBe(200);
     expect(direct.body.data.id).toBe(category.id);
@@ -79,14 +80,12 @@ describe('the category read', () => {
 
   test('refuses a request without its key alike, and a bad id alike', async () => {
     const id = (await insertCategory(buildCategory())).id;
-    const unkeyed = await bothWays('GET', route, (form) =>
-      send(`/order/api/web/v1/product-category/${id}${form === 'express' ? '/' : ''}`),
-    );
+    const unkeyed = await bothWays('GET', route, (form) => send(`${CATEGORY_BASE_PATH}/${id}${form === 'express' ? '/' : ''}`));
     expect(unkeyed.direct.status).toBe(401);
     expect(unkeyed.express).toEqual(unkeyed.direct);
 
     const badId = await bothWays('GET', route, (form) =>
-      send(`/order/api/web/v1/product-category/not-a-uuid${form === 'express' ? '/' : ''}`, { headers: { authorization: TEST_API_KEY } }),
+      send(`${CATEGORY_BASE_PATH}/not-a-uuid${form === 'express' ? '/' : ''}`, { headers: { authorization: TEST_API_KEY } }),
     );
     expect(badId.direct.status).toBe(400);
     expect(badId.express).toEqual(badId.direct);
@@ -94,7 +93,7 @@ describe('the category read', () => {
 });
 
 describe('the writes', () => {
-  const trip = '/fleet/api/v1/trip-location';
+  const trip = TRIP_LOCATION_PATH;
 
   test('a trip is stored and answered alike by its path and with a trailing slash', async () => {
     const imeis = { direct: uniqueImei(), express: uniqueImei() };
@@ -133,7 +132,7 @@ describe('the writes', () => {
     expect(batches.express.body.data.items[1]).toEqual(batches.direct.body.data.items[1]);
     expect(await storedPosition(imeis.express)).toBe(1);
 
-    const group = '/fleet/api/v1/vehicle-group';
+    const group = VEHICLE_GROUP_PATH;
     const groups = await bothWays('POST', group, (form) => postJson(form === 'direct' ? group : `${group}/`, buildGroup()));
     expect(groups.direct.status).toBe(200);
     expect(groups.express.status).toBe(200);
@@ -144,27 +143,27 @@ describe('the writes', () => {
 describe('the position reads', () => {
   test('last-location and history answer alike for a plain and a percent-encoded imei', async () => {
     const imei = `DR${uniqueImei().slice(2)}`;
-    const posted = await postJson('/fleet/api/v1/trip-location', buildTrip({ imei }));
+    const posted = await postJson(TRIP_LOCATION_PATH, buildTrip({ imei }));
     expect(posted.status).toBe(200);
     const encoded = `%${imei.charCodeAt(0).toString(16)}${imei.slice(1)}`;
 
-    const last = await bothWays('GET', '/fleet/api/v1/devices/:imei/last-location', (form) =>
-      send(`/fleet/api/v1/devices/${form === 'direct' ? imei : encoded}/last-location`, { headers: { authorization: bearer } }),
+    const last = await bothWays('GET', `${DEVICES_PATH}/:imei/last-location`, (form) =>
+      send(`${DEVICES_PATH}/${form === 'direct' ? imei : encoded}/last-location`, { headers: { authorization: bearer } }),
     );
     expect(last.direct.status).toBe(200);
     expect(last.direct.body.data.id).toBe(posted.body.data.id);
     expect(last.express).toEqual(last.direct);
 
     const query = `from=${encodeURIComponent(new Date(Date.now() - 12 * 86_400_000).toISOString())}&limit=5`;
-    const history = await bothWays('GET', '/fleet/api/v1/devices/:imei/trip-locations', (form) =>
-      send(`/fleet/api/v1/devices/${form === 'direct' ? imei : encoded}/trip-locations?${query}`, { headers: { authorization: bearer } }),
+    const history = await bothWays('GET', `${DEVICES_PATH}/:imei/trip-locations`, (form) =>
+      send(`${DEVICES_PATH}/${form === 'direct' ? imei : encoded}/trip-locations?${query}`, { headers: { authorization: bearer } }),
     );
     expect(history.direct.status).toBe(200);
     expect(history.direct.body.data.map((position: { id: number }) => position.id)).toEqual([posted.body.data.id]);
     expect(history.express).toEqual(history.direct);
 
-    const badLimit = await bothWays('GET', '/fleet/api/v1/devices/:imei/trip-locations', (form) =>
-      send(`/fleet/api/v1/devices/${form === 'direct' ? imei : encoded}/trip-locations?limit=0`, { headers: { authorization: bearer } }),
+    const badLimit = await bothWays('GET', `${DEVICES_PATH}/:imei/trip-locations`, (form) =>
+      send(`${DEVICES_PATH}/${form === 'direct' ? imei : encoded}/trip-locations?limit=0`, { headers: { authorization: bearer } }),
     );
     expect(badLimit.direct.status).toBe(400);
     expect(badLimit.express).toEqual(badLimit.direct);

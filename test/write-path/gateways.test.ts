@@ -20,8 +20,7 @@ import {
   type Stack,
 } from '../support/harness';
 import { scrape } from '../support/scrape';
-
-const TRIP_PATH = '/fleet/api/v1/trip-location';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let auth: { authorization: string };
 
@@ -72,7 +71,9 @@ describe('four gateways', () => {
     const before = await Promise.all(gateways.map(repliesRead));
     const trips = gateways.map(() => Array.from({ length: 150 }, () => buildTrip()));
     const answers = await Promise.all(
-      gateways.map((gateway, index) => Promise.all(trips[index]!.map((trip) => postJson(`${gateway.url}${TRIP_PATH}`, trip, auth)))),
+      gateways.map((gateway, index) =>
+        Promise.all(trips[index]!.map((trip) => postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, trip, auth))),
+      ),
     );
 
     const stored = await storedIds(trips.flat());
@@ -101,7 +102,9 @@ describe('four gateways', () => {
       while (roundsAfter < 3 && Date.now() < giveUp) {
         const round = Array.from({ length: 40 }, () => buildTrip());
         trips.push(...round);
-        answers.push(...(await Promise.all(round.map((trip, index) => postJson(`${gateways[index % 4]!.url}${TRIP_PATH}`, trip, auth)))));
+        answers.push(
+          ...(await Promise.all(round.map((trip, index) => postJson(`${gateways[index % 4]!.url}${TRIP_LOCATION_PATH}`, trip, auth)))),
+        );
         if (joined && (await ready(joined))) roundsAfter += 1;
       }
       expect(roundsAfter).toBe(3);
@@ -116,7 +119,7 @@ describe('four gateways', () => {
             ? answers[index]!
             : eventually(
                 async () => {
-                  const again = await postJson(`${gateways[0]!.url}${TRIP_PATH}`, trip, auth);
+                  const again = await postJson(`${gateways[0]!.url}${TRIP_LOCATION_PATH}`, trip, auth);
                   return again.status === 200 ? again : undefined;
                 },
                 30_000,
@@ -165,11 +168,11 @@ test('a gateway given no reply partition (more gateways than partitions) is not 
       status: 'not ready',
       detail: `this gateway owns no partition of ${topics.replies}: run no more gateways than its partitions`,
     });
-    const refused = await postJson(`${idle.url}${TRIP_PATH}`, buildTrip(), auth);
+    const refused = await postJson(`${idle.url}${TRIP_LOCATION_PATH}`, buildTrip(), auth);
     expect(refused.status).toBe(503);
     expect(refused.body.code).toBe('E-S1/1-01');
     for (const gateway of gateways.filter((gateway) => gateway !== idle)) {
-      expect((await postJson(`${gateway.url}${TRIP_PATH}`, buildTrip(), auth)).status).toBe(200);
+      expect((await postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), auth)).status).toBe(200);
     }
   } finally {
     await Promise.all(gateways.map((gateway) => gateway.stop()));

@@ -6,13 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { buildGroup, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
+import { VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let url: string;
 
 beforeAll(async () => {
   stack = await startStack('idempotency-keys');
-  url = `${stack.url}/fleet/api/v1/vehicle-group`;
+  url = `${stack.url}${VEHICLE_GROUP_PATH}`;
 });
 afterAll(async () => {
   await stack?.stop();

@@ -2,6 +2,7 @@
 // many, and every command published gets exactly one reply naming its row.
 import { closeKafka, messagesIn, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, type Stack } from '../support/harness';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 
@@ -15,7 +16,7 @@ afterAll(async () => {
 });
 
 test('when 80 devices post at once, their replies travel in fewer messages than posts, one reply per post naming its row', async () => {
-  const url = `${stack.url}/fleet/api/v1/trip-location`;
+  const url = `${stack.url}${TRIP_LOCATION_PATH}`;
   const auth = { authorization: `Bearer ${await signToken()}` };
   const trips = Array.from({ length: 80 }, () => buildTrip());
 

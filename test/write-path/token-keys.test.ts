@@ -7,8 +7,9 @@ import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { baseEnv, postJson, signToken, provisionedPrefix } from '../support/harness';
 import { closeKafka } from '../support/kafka';
+import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const TRIP = '/fleet/api/v1/trip-location';
+const TRIP = TRIP_LOCATION_PATH;
 
 afterAll(() => closeKafka());
 

@@ -2,9 +2,10 @@ import { gzipSync } from 'node:zlib';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
-const BATCH_PATH = '/fleet/api/v1/trip-location/batch';
-const SINGLE_PATH = '/fleet/api/v1/trip-location';
+const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
+const SINGLE_PATH = TRIP_LOCATION_PATH;
 
 let stack: Stack;
 let url: string;

@@ -2,6 +2,7 @@ import { SignJWT } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { buildTrip, closeDb, db, postForm, postJson, signToken, startStack, TEST_JWT_SECRET, type Stack } from '../support/harness';
+import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let url: string;
@@ -10,7 +11,7 @@ let auth: { authorization: string };
 beforeAll(async () => {
   // The last leap second was in 2016: the past is opened that far for the test of its reading.
   stack = await startStack('trip-location', { env: { MAX_PAST_AGE: '20y' } });
-  url = `${stack.url}/fleet/api/v1/trip-location`;
+  url = `${stack.url}${TRIP_LOCATION_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {
@@ -184,7 +185,7 @@ describe('authentication', () => {
     let limitedUrl: string;
     beforeAll(async () => {
       limited = await startGateway(gatewayConfig({ ...stack.env, JWT_MAX_LIFETIME_SECONDS: '3600' }));
-      limitedUrl = `${limited.url}/fleet/api/v1/trip-location`;
+      limitedUrl = `${limited.url}${TRIP_LOCATION_PATH}`;
     });
     afterAll(() => limited?.stop());
 
@@ -343,7 +344,7 @@ describe('bad input', () => {
   });
 
   test.each(['HEAD', 'OPTIONS', 'GET', 'PUT'])('%s on the write routes responds 405 JSON with Allow: POST, not 404', async (method) => {
-    for (const path of ['/fleet/api/v1/trip-location', '/fleet/api/v1/trip-location/batch', '/fleet/api/v1/vehicle-group']) {
+    for (const path of [TRIP_LOCATION_PATH, TRIP_LOCATION_BATCH_PATH, VEHICLE_GROUP_PATH]) {
       const response = await fetch(`${stack.url}${path}`, { method, headers: auth });
       const text = await response.text();
       expect({ path, status: response.status, allow: response.headers.get('allow'), type: response.headers.get('content-type') }).toEqual({

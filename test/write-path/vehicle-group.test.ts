@@ -11,6 +11,7 @@ import {
   type Stack,
 } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
+import { VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let url: string;
@@ -18,7 +19,7 @@ let auth: { authorization: string };
 
 beforeAll(async () => {
   stack = await startStack('vehicle-group');
-  url = `${stack.url}/fleet/api/v1/vehicle-group`;
+  url = `${stack.url}${VEHICLE_GROUP_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {
@@ -223,7 +224,7 @@ describe('when no group-writer confirms the create in time', () => {
 
   beforeAll(async () => {
     unconfirmed = await startStack('vehicle-group-unconfirmed', { groupWriters: 0, env: { REPLY_TIMEOUT_MS: '1000' } });
-    groupUrl = `${unconfirmed.url}/fleet/api/v1/vehicle-group`;
+    groupUrl = `${unconfirmed.url}${VEHICLE_GROUP_PATH}`;
   });
   afterAll(async () => {
     await unconfirmed?.stop();
@@ -276,7 +277,7 @@ describe('under load, with the group-writer stopped for a while', () => {
 
   beforeAll(async () => {
     loaded = await startStack('vehicle-group-load', { env: { REPLY_TIMEOUT_MS: '1000' } });
-    groupUrl = `${loaded.url}/fleet/api/v1/vehicle-group`;
+    groupUrl = `${loaded.url}${VEHICLE_GROUP_PATH}`;
   });
   afterAll(async () => {
     await loaded?.stop();
