@@ -1,15 +1,18 @@
 // A device's status over real HTTP: registered or seen devices, online or offline by the time anything
 // of theirs was last received (whatever the fixes' times), and the list of devices by status.
+import { testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
-import { DEVICES_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { buildTrip, closeDb, db, postJson, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
+let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startStack('device-status', { env: { DEVICE_OFFLINE_AFTER: '10m' } });
-  auth = { authorization: `Bearer ${await signToken()}` };
+  api = await testClient(stack);
+  auth = { authorization: api.authorization! };
 });
 afterAll(async () => {
   await stack?.stop();
@@ -22,11 +25,7 @@ async function get(path: string, headers: Record<string, string> = auth) {
   return { status: response.status, body: (await response.json()) as any };
 }
 
-async function post(imei: string, gpsTime = new Date(Date.now() - 60_000).toISOString()) {
-  const res = await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, buildTrip({ imei, gpsTime }), auth);
-  if (res.status !== 200) throw new Error(`posting answered ${res.status}`);
-  return res.body.data.id as number;
-}
+const post = (imei: string, gpsTime = new Date(Date.now() - 60_000).toISOString()) => api.postTrip(buildTrip({ imei, gpsTime }));
 
 /** A device last heard from 11 minutes ago: its last receipt moved into the past. */
 async function silenced(imei: string) {

@@ -5,6 +5,7 @@
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { EventStream as Stream } from '../support/event-stream';
 import { eventually } from '../support/eventually';
+import { apiClient, testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
@@ -12,10 +13,12 @@ import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../
 
 let stack: Stack;
 let auth: { authorization: string };
+let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startStack('position-stream');
-  auth = { authorization: `Bearer ${await signToken()}` };
+  api = await testClient(stack);
+  auth = { authorization: api.authorization! };
 });
 afterAll(async () => {
   await stack?.stop();
@@ -27,11 +30,8 @@ const streamUrl = (...imeis: string[]) => streamUrlOn(stack.url, ...imeis);
 const streamUrlOn = (base: string, ...imeis: string[]) =>
   `${base}${FLEET_PATH}/positions/stream?${imeis.map((imei) => `imei=${imei}`).join('&')}`;
 
-async function post(trip: Record<string, unknown>, via = stack.url): Promise<number> {
-  const res = await postJson(`${via}${TRIP_LOCATION_PATH}`, trip, auth);
-  expect(res.status).toBe(200);
-  return res.body.data.id;
-}
+const post = (trip: Record<string, unknown>, via = stack.url) =>
+  (via === stack.url ? api : apiClient(via, api.authorization)).postTrip(trip);
 
 test('without a token the stream is refused 401 in the usual JSON shape, before it starts', async () => {
   const stream = await Stream.open(streamUrl(uniqueImei()), {});

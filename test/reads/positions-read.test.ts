@@ -1,18 +1,21 @@
 // The position reads on a running stack: the last location kept by the trip-writer as positions arrive
 // (late ones included), history pages that cover a range exactly once, and every refusal.
 import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
 import { positionStore } from '../../services/gateway/src/positions/position-store';
 import { createPositionReader } from '../../services/gateway/src/positions/read-positions';
 import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
-import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
 
 let stack: Stack;
 let auth: { authorization: string };
+let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startStack('positions-read');
-  auth = { authorization: `Bearer ${await signToken()}` };
+  api = await testClient(stack);
+  auth = { authorization: api.authorization! };
 });
 afterAll(async () => {
   await stack?.stop();
@@ -36,12 +39,6 @@ function lastLocation(imei: string, headers?: Record<string, string>) {
 function history(imei: string, params: Record<string, string> = {}, headers?: Record<string, string>) {
   const query = new URLSearchParams(params).toString();
   return getJson(`${DEVICES_PATH}/${encodeURIComponent(imei)}/trip-locations${query ? `?${query}` : ''}`, headers);
-}
-
-async function postTrip(trip: Record<string, unknown>): Promise<number> {
-  const res = await postJson(`${stack.url}${TRIP_LOCATION_PATH}`, trip, auth);
-  expect(res.status).toBe(200);
-  return res.body.data.id as number;
 }
 
 /**
@@ -69,8 +66,8 @@ describe('last location', () => {
     const imei = uniqueImei();
     const newer = buildTrip({ imei, gpsTime: '2026-11-22T08:30:00.250Z', latitude: -6.1, temp: -18.5 });
     const older = buildTrip({ imei, gpsTime: '2026-11-22T08:29:00Z', latitude: -6.9 });
-    const newerId = await postTrip(newer);
-    await postTrip(older);
+    const newerId = await api.postTrip(newer);
+    await api.postTrip(older);
 
     const res = await lastLocation(imei);
     expect(res.status).toBe(200);
@@ -97,8 +94,8 @@ describe('last location', () => {
 
   test('is moved forward by the write that stores a newer position, before that write is answered', async () => {
     const imei = uniqueImei();
-    await postTrip(buildTrip({ imei, gpsTime: '2026-11-22T08:00:00Z' }));
-    const id = await postTrip(buildTrip({ imei, gpsTime: '2026-11-22T09:00:00Z', angle: undefined, door1: undefined }));
+    await api.postTrip(buildTrip({ imei, gpsTime: '2026-11-22T08:00:00Z' }));
+    const id = await api.postTrip(buildTrip({ imei, gpsTime: '2026-11-22T09:00:00Z', angle: undefined, door1: undefined }));
 
     const res = await lastLocation(imei);
     expect(res.body.data).toMatchObject({ id, gpsTime: '2026-11-22T09:00:00.000Z', angle: null, door1: null });
@@ -124,17 +121,17 @@ describe('last location', () => {
   test('a retried position (already stored) leaves a newer last location as it is', async () => {
     const imei = uniqueImei();
     const first = buildTrip({ imei, gpsTime: '2026-11-22T11:00:00Z' });
-    await postTrip(first);
-    const newestId = await postTrip(buildTrip({ imei, gpsTime: '2026-11-22T11:05:00Z' }));
-    await postTrip(first);
+    await api.postTrip(first);
+    const newestId = await api.postTrip(buildTrip({ imei, gpsTime: '2026-11-22T11:05:00Z' }));
+    await api.postTrip(first);
 
     expect((await lastLocation(imei)).body.data).toMatchObject({ id: newestId, gpsTime: '2026-11-22T11:05:00.000Z' });
   });
 
   test('asked for in one turn, several devices each get their own last location and one without any its 404', async () => {
     const [first, second] = [uniqueImei(), uniqueImei()];
-    const firstId = await postTrip(buildTrip({ imei: first, gpsTime: '2026-11-22T12:00:00.123Z' }));
-    const secondId = await postTrip(buildTrip({ imei: second, gpsTime: '2026-11-22T12:30:00Z' }));
+    const firstId = await api.postTrip(buildTrip({ imei: first, gpsTime: '2026-11-22T12:00:00.123Z' }));
+    const secondId = await api.postTrip(buildTrip({ imei: second, gpsTime: '2026-11-22T12:30:00Z' }));
     const reader = createPositionReader({ positions: positionStore(db()) });
 
     // Asked in one turn of the event loop: the reader serves them with one lookup.
