@@ -8,8 +8,8 @@ import { closeKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { dashboardExpressions, metricNames, readRules, startPrometheus, type PrometheusServer } from '../support/prometheus';
 import { scrape } from '../support/scrape';
-import { waitUntil } from '../reliability/fault-support';
 import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { eventually } from '../support/eventually';
 
 /** Long enough for two rule evaluations at the 1 s interval; the file's own durations are minutes. */
 const TEST_FOR = '2s';
@@ -59,7 +59,10 @@ beforeAll(async () => {
       { service: 'group-writer', address: `127.0.0.1:${groupWriter.port}` },
     ],
   });
-  await waitUntil(async () => Object.keys(await targetsUp()).length === 3, 'Prometheus to scrape the three services', 30_000, 250);
+  await eventually(async () => Object.keys(await targetsUp()).length === 3, 30_000, {
+    what: 'Prometheus to scrape the three services',
+    intervalMs: 250,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -104,21 +107,23 @@ test('every expression of the dashboard and the rules parses, and every metric i
 
 test('a trip-writer killed with SIGKILL: FleetWriterDown fires for it through the Prometheus API', async () => {
   // Before: all three scraped, and the alert neither pending nor firing.
-  await waitUntil(async () => (await activeAlerts('FleetWriterDown')).length === 0, 'FleetWriterDown to be inactive', 30_000, 250);
+  await eventually(async () => (await activeAlerts('FleetWriterDown')).length === 0, 30_000, {
+    what: 'FleetWriterDown to be inactive',
+    intervalMs: 250,
+  });
   expect(await targetsUp()).toEqual({ gateway: 1, 'trip-writer': 1, 'group-writer': 1 });
 
   tripWriter.kill('SIGKILL');
   expect(await tripWriter.exited).toBe('SIGKILL');
 
   let firing: Alert[] = [];
-  await waitUntil(
+  await eventually(
     async () => {
       firing = (await activeAlerts('FleetWriterDown')).filter((alert) => alert.state === 'firing');
       return firing.length > 0;
     },
-    'FleetWriterDown to fire',
     60_000,
-    250,
+    { what: 'FleetWriterDown to fire', intervalMs: 250 },
   );
   expect(firing.map((alert) => alert.labels)).toEqual([
     {

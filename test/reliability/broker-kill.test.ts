@@ -8,7 +8,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
+import { inFlightAt, secondsToRecover, recoveryBoundSeconds } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let broker: PrivateKafka;
 let stack: ProcessStack;
@@ -28,7 +29,10 @@ afterAll(async () => {
 test('the broker killed with SIGKILL mid-load and started again on its data: every 200 has its one row, every other answer is a JSON 503, served again within two sessions and a reply timeout', async () => {
   const headers = await authorization();
   const load = startLoad(stack.url, headers, 5);
-  await waitUntil(() => load.answered().ok >= 300 && load.unanswered() > 0, 'the first 300 confirmations, with posts in flight', 30_000, 1);
+  await eventually(() => load.answered().ok >= 300 && load.unanswered() > 0, 30_000, {
+    what: 'the first 300 confirmations, with posts in flight',
+    intervalMs: 1,
+  });
 
   const killedPid = broker.pid();
   broker.kill();

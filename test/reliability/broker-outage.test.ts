@@ -9,7 +9,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
+import { secondsToRecover, recoveryBoundSeconds } from './fault-support';
+import { eventually } from '../support/eventually';
 
 const REPLY_TIMEOUT_MS = 5000;
 const PUBLISH_TIMEOUT_MS = 2000;
@@ -48,11 +49,11 @@ async function freezeUnderLoad(row: string, frozenMs: number): Promise<void> {
 
   // 20 s of posting: before, during and after the freeze.
   const load = startLoad(stack.url, headers, 10);
-  await waitUntil(() => load.answered().ok >= 200, 'the first 200 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 200, 30_000, { what: 'the first 200 confirmations', intervalMs: 10 });
 
   broker.pause();
   const pausedAt = Date.now();
-  await waitUntil(async () => (await readiness()) === 503, '/readyz to report the broker down', 15_000, 200);
+  await eventually(async () => (await readiness()) === 503, 15_000, { what: '/readyz to report the broker down', intervalMs: 200 });
   const notReadyAt = Date.now();
   // The fault lasts 10 s, whatever the consumers' sessions: they run out while the broker is frozen. On a
   // machine so loaded that the gateway is slow to notice, it lasts until refusals have gone on for 3 s.
@@ -64,7 +65,9 @@ async function freezeUnderLoad(row: string, frozenMs: number): Promise<void> {
     secondsToRecover(() => stack.url, headers, resumedAt).catch((error: Error) => {
       throw new Error(`${error.message}\n${problemsLogged([stack.gateway, ...stack.writers])}`);
     }),
-    waitUntil(async () => (await readiness()) === 200, '/readyz to report ready again', 30_000, 200).then(() => Date.now()),
+    eventually(async () => (await readiness()) === 200, 30_000, { what: '/readyz to report ready again', intervalMs: 200 }).then(() =>
+      Date.now(),
+    ),
   ]);
 
   await load.finish();

@@ -7,7 +7,7 @@ import { closeDb, TEST_API_KEY, baseEnv, provisionedPrefix } from '../support/ha
 import { closeKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { buildCategory, CATEGORY_PATH, insertCategory, RedisServer, type CategoryFixture } from '../categories/category-support';
-import { waitUntil } from './fault-support';
+import { eventually } from '../support/eventually';
 
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
@@ -113,14 +113,13 @@ test('Redis stopped under category reads: every read answers 200 from PostgreSQL
 
   await redisServer.restart();
   // The restarted Redis is empty: the gateway reconnects and fills it as it reads.
-  await waitUntil(
+  await eventually(
     async () => {
       await readAll(1);
       return (await cachedKeys()) === categories.length;
     },
-    'the gateway to fill the restarted Redis',
     20_000,
-    200,
+    { what: 'the gateway to fill the restarted Redis', intervalMs: 200 },
   );
   const hitsAfterRefill = await cacheLookups('hit');
   const after = await readAll(10);

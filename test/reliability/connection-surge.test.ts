@@ -7,7 +7,7 @@ import { closeKafka } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { waitUntil } from './fault-support';
+import { eventually } from '../support/eventually';
 
 /** Twice Node's default backlog of 511, and well within the descriptors a test process may open. */
 const SURGE = 1000;
@@ -49,9 +49,11 @@ test(`${SURGE} devices connecting while the gateway accepts nothing are all conn
       socket.write('GET /healthz HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\n');
     }
     // Connected means in the accept queue: the frozen gateway has accepted none of them.
-    await waitUntil(() => connected === SURGE, `${SURGE} connections completed by the kernel`, 20_000, 50).catch((error: Error) => {
-      throw new Error(`${error.message}; ${connected} connected`);
-    });
+    await eventually(() => connected === SURGE, 20_000, { what: `${SURGE} connections completed by the kernel`, intervalMs: 50 }).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; ${connected} connected`);
+      },
+    );
   } finally {
     stack.gateway.kill('SIGCONT');
   }

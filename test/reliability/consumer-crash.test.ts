@@ -10,7 +10,7 @@ import { createLogger } from '@fleet/shared/logger';
 import { superviseConsumer } from '../../shared/src/kafka/supervised-consumer';
 import { testServers, uniquePrefix } from '../support/harness';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
-import { waitUntil } from './fault-support';
+import { eventually } from '../support/eventually';
 
 afterAll(async () => {
   await closeKafka();
@@ -43,7 +43,7 @@ test('a consumer that crashes for good while joining is replaced, and the replac
     foreignJoined = true;
   });
   await foreign.run({ eachMessage: async () => undefined });
-  await waitUntil(() => foreignJoined, 'the foreign member to join the group');
+  await eventually(() => foreignJoined, 15_000, { what: 'the foreign member to join the group', intervalMs: 100 });
 
   const received: string[] = [];
   let created = 0;
@@ -63,12 +63,12 @@ test('a consumer that crashes for good while joining is replaced, and the replac
   try {
     const crashed = () =>
       lines.find((line) => line.msg === 'the Kafka consumer crashed and kafkajs will not restart it; starting a new one');
-    await waitUntil(() => crashed() !== undefined, 'the consumer to crash');
+    await eventually(() => crashed() !== undefined, 15_000, { what: 'the consumer to crash', intervalMs: 100 });
     expect(crashed()!.err).toMatch(/incompatible with those of existing members/);
     expect(received).toEqual([]);
 
     await foreign.disconnect();
-    await waitUntil(() => received.length >= 3, 'the replacement to consume the topic', 45_000);
+    await eventually(() => received.length >= 3, 45_000, { what: 'the replacement to consume the topic', intervalMs: 100 });
 
     expect(created).toBeGreaterThanOrEqual(2);
     expect(received.sort()).toEqual(['one', 'three', 'two']);

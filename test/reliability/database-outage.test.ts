@@ -10,7 +10,8 @@ import { audit, expectPromiseKept, printFigures, problemsLogged, storedCount, po
 import { faultyDatabase, type FaultyDatabase } from './fault-database';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { waitUntil, metricValue } from './fault-support';
+import { metricValue } from './fault-support';
+import { eventually } from '../support/eventually';
 
 const REPLY_TIMEOUT_MS = 3000;
 
@@ -32,7 +33,7 @@ test('connections terminated and refused for seconds under load: writers retry w
   const headers = await authorization();
   const [writer] = stack.writers;
   const load = startLoad(stack.url, headers, 4);
-  await waitUntil(() => load.answered().ok >= 200, 'the first 200 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 200, 30_000, { what: 'the first 200 confirmations', intervalMs: 10 });
 
   // First connections die mid-use and come back at once; then the database refuses them for longer
   // than the gateway waits for a reply.
@@ -44,11 +45,12 @@ test('connections terminated and refused for seconds under load: writers retry w
   // reached it, and is not stored.
   const sent = postsSent(load.posts);
   const shed = load.posts.filter((post) => !sent.includes(post));
-  await waitUntil(async () => (await storedCount(sent, database.pool)) === sent.length, 'the writer to catch up', 30_000, 250).catch(
-    (error: Error) => {
-      throw new Error(`${error.message}\n${problemsLogged([stack.gateway, writer!])}`);
-    },
-  );
+  await eventually(async () => (await storedCount(sent, database.pool)) === sent.length, 30_000, {
+    what: 'the writer to catch up',
+    intervalMs: 250,
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}\n${problemsLogged([stack.gateway, writer!])}`);
+  });
   const storedBeforeRetries = await storedCount(load.posts, database.pool);
   expect(await storedCount(shed, database.pool)).toBe(0);
   await retryUnconfirmed(stack.url, headers, load.posts, 30_000);

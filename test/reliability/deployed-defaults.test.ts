@@ -11,7 +11,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { secondsToRecover, waitUntil } from './fault-support';
+import { secondsToRecover } from './fault-support';
+import { eventually } from '../support/eventually';
 
 /** What the outside test found and the issue bounds: from the kill to the first confirmed write. */
 const WRITER_CRASH_BOUND_S = 10;
@@ -42,7 +43,10 @@ afterAll(async () => {
 test(`a trip-writer SIGKILLed and started again: writes are confirmed again within ${WRITER_CRASH_BOUND_S} s of the kill`, async () => {
   const headers = await authorization();
   const load = startLoad(stack.url, headers, 10);
-  await waitUntil(() => load.answered().ok >= 200 && load.unanswered() > 0, 'the first 200 confirmations, with posts in flight', 30_000, 1);
+  await eventually(() => load.answered().ok >= 200 && load.unanswered() > 0, 30_000, {
+    what: 'the first 200 confirmations, with posts in flight',
+    intervalMs: 1,
+  });
 
   const [killed] = stack.writers.splice(0, 1);
   killed!.kill('SIGKILL');
@@ -65,7 +69,7 @@ test(`a trip-writer SIGKILLed and started again: writes are confirmed again with
 test(`a broker frozen for 20 s: writes are confirmed again within ${BROKER_RETURN_BOUND_S} s of its return`, async () => {
   const headers = await authorization();
   const load = startLoad(stack.url, headers, 10);
-  await waitUntil(() => load.answered().ok >= 200, 'the first 200 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 200, 30_000, { what: 'the first 200 confirmations', intervalMs: 10 });
 
   broker.pause();
   const pausedAt = Date.now();

@@ -62,15 +62,14 @@ export async function metricValue(service: ServiceProcess, name: string): Promis
 
 /** Posts a few trips at a time until every writer has stored some, i.e. each owns partitions. */
 export async function warmUp(stack: ProcessStack, headers: Record<string, string>, timeoutMs = 45_000): Promise<void> {
-  await waitUntil(
+  await eventually(
     async () => {
       await Promise.all(Array.from({ length: 20 }, () => send(stack.url, buildTrip(), headers)));
       const inserted = await Promise.all(stack.writers.map((writer) => metricValue(writer, 'fleet_writer_rows_inserted_total')));
       return inserted.every((count) => count > 0);
     },
-    'every writer to store trips',
     timeoutMs,
-    200,
+    { what: 'every writer to store trips', intervalMs: 200 },
   );
 }
 
@@ -83,8 +82,4 @@ export function recoveryBoundSeconds(env: NodeJS.ProcessEnv): number {
   const session = writerConfig(env).KAFKA_SESSION_TIMEOUT_MS;
   const reply = gatewayConfig(env).REPLY_TIMEOUT_MS;
   return (2 * session + reply) / 1000;
-}
-
-export async function waitUntil(probe: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000, stepMs = 100): Promise<void> {
-  await eventually(probe, timeoutMs, { what, intervalMs: stepMs });
 }

@@ -12,7 +12,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectDataKept, printFigures, replyCounts, storedCount } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
+import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let stack: ProcessStack;
 
@@ -36,7 +37,7 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
   const headers = await authorization();
   // The clients follow the gateway: posts sent while none runs fail to connect, and are retried.
   const load = startLoad(() => stack.url, headers, 3);
-  await waitUntil(() => load.answered().ok >= 300, 'the first 300 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 300, 30_000, { what: 'the first 300 confirmations', intervalMs: 10 });
   // The writer is held still for a moment, so that published commands wait for their replies when the
   // gateway dies; it carries on as soon as the gateway is gone.
   const [writer] = stack.writers;
@@ -45,7 +46,7 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
   // for their replies, and commands accepted into a linger batch not yet handed to the producer.
   let pendingAtKill = 0;
   let unsentAtKill = 0;
-  await waitUntil(
+  await eventually(
     async () => {
       [pendingAtKill, unsentAtKill] = await Promise.all([
         metricValue(stack.gateway, 'fleet_kafka_pending_replies'),
@@ -53,9 +54,8 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
       ]);
       return pendingAtKill >= 100 && unsentAtKill > 0;
     },
-    'requests waiting for replies while a linger batch gathers',
     10_000,
-    10,
+    { what: 'requests waiting for replies while a linger batch gathers', intervalMs: 10 },
   );
 
   const killed = stack.gateway;
@@ -70,12 +70,10 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
 
   // Before any retry: the writer has stored everything the killed gateway published.
   const { prefix } = stack;
-  await waitUntil(
-    async () => (await groupLag(`${prefix}.trip-writer`, `${prefix}.trip-locations`)) === 0,
-    'the writer to catch up',
-    30_000,
-    250,
-  );
+  await eventually(async () => (await groupLag(`${prefix}.trip-writer`, `${prefix}.trip-locations`)) === 0, 30_000, {
+    what: 'the writer to catch up',
+    intervalMs: 250,
+  });
   // Posts the gateway had accepted when it was killed; the ones sent later found no gateway at all.
   const cutOff = load.posts.filter((post) => post.attempts[0]!.status === 'network-error' && post.attempts[0]!.startedAt < killedAt);
   const storedUnanswered = await storedCount(cutOff);

@@ -12,7 +12,8 @@ import { auditGroups, expectOneReplyPerDelivery, expectPromiseKept, printFigures
 import { faultyDatabase, type FaultyDatabase } from './fault-database';
 import { authorization, retryUnconfirmedGroups, startGroupLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds, waitUntil } from './fault-support';
+import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds } from './fault-support';
+import { eventually } from '../support/eventually';
 
 const REPLY_TIMEOUT_MS = 4000;
 
@@ -57,7 +58,7 @@ test.each([
   async ({ row, keyless }) => {
     const headers = await authorization();
     const load = startGroupLoad(() => stack.groupUrl, headers, 8, { keyless });
-    await waitUntil(() => load.answered().ok >= 100, 'the first 100 confirmations', 30_000, 10);
+    await eventually(() => load.answered().ok >= 100, 30_000, { what: 'the first 100 confirmations', intervalMs: 10 });
 
     const topics = topicsFor(stack.prefix);
     const groupId = `${stack.prefix}.group-writer`;
@@ -70,7 +71,7 @@ test.each([
     // Frozen first, so that the kill surely lands with creates in flight: a create is answered within
     // the few milliseconds between two posts, and those sent while the writer is frozen wait for it.
     killed!.kill('SIGSTOP');
-    await waitUntil(() => load.unanswered() >= 3, 'creates waiting for the frozen group-writer', 10_000, 1);
+    await eventually(() => load.unanswered() >= 3, 10_000, { what: 'creates waiting for the frozen group-writer', intervalMs: 1 });
     killed!.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await killed!.exited).toBe('SIGKILL');
@@ -86,12 +87,10 @@ test.each([
 
     await load.finish();
     // Before any retry, each key was posted once: a duplicate here is a redelivered command.
-    await waitUntil(
-      async () => (await groupLag(groupId, topics.vehicleGroups)) === 0,
-      'the successor to commit the whole topic',
-      60_000,
-      200,
-    );
+    await eventually(async () => (await groupLag(groupId, topics.vehicleGroups)) === 0, 60_000, {
+      what: 'the successor to commit the whole topic',
+      intervalMs: 200,
+    });
     const redeliveredDuplicates = await metricValue(successor, 'fleet_writer_duplicates_skipped_total');
     redeliveredSoFar += redeliveredDuplicates;
     const replies = await replyCounts(topics.vehicleGroups, topics.replies);
@@ -125,7 +124,7 @@ test("the group-writer's PostgreSQL connections terminated and refused mid-load:
   const [writer] = stack.groupWriters;
   // 12 s of posting, so that creates arrive before, during and after the 7.5 s of the fault.
   const load = startGroupLoad(() => stack.groupUrl, headers, 15);
-  await waitUntil(() => load.answered().ok >= 100, 'the first 100 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 100, 30_000, { what: 'the first 100 confirmations', intervalMs: 10 });
 
   // Connections die mid-transaction and come back at once; then the database refuses them for longer
   // than the gateway waits for a reply, so that some creates are answered 503 and stored all the same.

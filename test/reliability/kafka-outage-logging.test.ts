@@ -8,8 +8,8 @@ import { provisionTopics } from '../support/kafka';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape } from '../support/scrape';
-import { waitUntil } from './fault-support';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { eventually } from '../support/eventually';
 
 let broker: PrivateKafka;
 let gateway: ServiceProcess;
@@ -31,11 +31,10 @@ afterAll(async () => {
 
 test('a clean first start on a fresh broker logs no error line, in the gateway or the writer', async () => {
   const token = await signToken();
-  await waitUntil(
+  await eventually(
     async () => (await postJson(`${gateway.url}${TRIP_LOCATION_PATH}`, buildTrip(), { authorization: `Bearer ${token}` })).status === 200,
-    'a first trip create answered 200',
     60_000,
-    200,
+    { what: 'a first trip create answered 200', intervalMs: 200 },
   );
   expect([...gateway.logs, ...writer.logs].filter((line) => line.level >= 50)).toEqual([]);
 }, 90_000);
@@ -43,7 +42,10 @@ test('a clean first start on a fresh broker logs no error line, in the gateway o
 test('a broker down for several seconds: one error line when the outage starts, one line when it is over, and a count', async () => {
   const metric = async (name: string) => (await scrape(`${gateway.url}/metrics`)).value(name);
   // A fresh broker's group coordinator can refuse the first requests for a moment; that is over first.
-  await waitUntil(async () => (await metric('fleet_kafka_client_outage_active')) === 0, 'no outage in progress', 30_000, 200);
+  await eventually(async () => (await metric('fleet_kafka_client_outage_active')) === 0, 30_000, {
+    what: 'no outage in progress',
+    intervalMs: 200,
+  });
   const outagesBefore = await metric('fleet_kafka_client_outages_total');
   const linesBefore = gateway.logs.length;
 
@@ -52,7 +54,7 @@ test('a broker down for several seconds: one error line when the outage starts, 
   // Long enough for every client of the gateway to fail again and again, with writes answered 503 meanwhile.
   const token = await signToken();
   let unavailable = 0;
-  await waitUntil(
+  await eventually(
     async () => {
       const answers = await Promise.all(
         Array.from({ length: 10 }, () =>
@@ -62,18 +64,15 @@ test('a broker down for several seconds: one error line when the outage starts, 
       unavailable += answers.filter((answer) => answer.status === 503).length;
       return Date.now() - killedAt > 8000;
     },
-    'eight seconds of outage',
     60_000,
-    500,
+    { what: 'eight seconds of outage', intervalMs: 500 },
   );
   await broker.restart();
   const during = () => gateway.logs.slice(linesBefore);
-  await waitUntil(
-    () => during().some((line) => line.msg === 'kafka: the client errors have stopped; the outage is over'),
-    'the end of the outage',
-    60_000,
-    200,
-  );
+  await eventually(() => during().some((line) => line.msg === 'kafka: the client errors have stopped; the outage is over'), 60_000, {
+    what: 'the end of the outage',
+    intervalMs: 200,
+  });
 
   const kafkaErrors = during().filter((line) => line.level >= 50 && line.msg.startsWith('kafka:'));
   const clientFailures = during().filter((line) => line.level === 20 && line.msg.startsWith('kafka:'));
@@ -94,10 +93,9 @@ test('a broker down for several seconds: one error line when the outage starts, 
   expect(perRequest).toEqual([]);
   expect(runStarts.length).toBeGreaterThanOrEqual(1);
   expect(new Set(runStarts.map((line) => line.code)).size).toBe(runStarts.length);
-  await waitUntil(
+  await eventually(
     () => during().filter((line) => line.msg.endsWith('no longer answered; the run of them is over')).length === runStarts.length,
-    'every run of 503s to be closed',
     30_000,
-    200,
+    { what: 'every run of 503s to be closed', intervalMs: 200 },
   );
 }, 120_000);

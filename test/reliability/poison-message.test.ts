@@ -9,7 +9,8 @@ import { spawnService, stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { waitUntil, metricValue } from './fault-support';
+import { metricValue } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let stack: ProcessStack;
 
@@ -41,7 +42,7 @@ test('poison messages among valid posts go to the dead-letter topic with their r
   ];
 
   const load = startLoad(stack.url, headers, 5);
-  await waitUntil(() => load.answered().ok >= 50, 'the first 50 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 50, 30_000, { what: 'the first 50 confirmations', intervalMs: 10 });
   // Keys spread the poison over the partitions, so that whichever valid commands share one with it are held up if it stalls.
   await produceRaw(
     topic,
@@ -77,11 +78,10 @@ test('a group command PostgreSQL refuses is dead-lettered and the group command 
     { key: 'poison-group', value: JSON.stringify({ commandId: valid, vehicleGroupName: 'Behind the poison', vehicleIds: [7, 8] }) },
   ]);
 
-  await waitUntil(
+  await eventually(
     async () => ((await db().query('SELECT 1 FROM vehicle_groups WHERE command_id = $1', [valid])).rowCount ?? 0) === 1,
-    'the group behind the poison to be stored',
     20_000,
-    200,
+    { what: 'the group behind the poison to be stored', intervalMs: 200 },
   );
   // The topic also holds the first test's letters; whatever it holds after a few seconds is read.
   const letters = await readTopic(`${stack.prefix}.dead-letter`, Number.MAX_SAFE_INTEGER, 5000);

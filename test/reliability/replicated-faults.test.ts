@@ -34,7 +34,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, waitUntil, warmUp } from './fault-support';
+import { inFlightAt, warmUp } from './fault-support';
+import { eventually } from '../support/eventually';
 
 /** How long a node stays down or frozen, as the issue sets the faults. */
 const FAULT_MS = 20_000;
@@ -136,12 +137,18 @@ interface FaultRun {
 /** Runs the load across a fault: starts it, lands `fault` once writes flow, ends it once `recovered` has. */
 async function underLoad(fault: () => Promise<void>): Promise<FaultRun> {
   const load = startLoad(() => stack.url, headers, 10);
-  await waitUntil(() => load.answered().ok >= 200 && load.unanswered() > 0, 'the first 200 confirmations, with posts in flight', 60_000, 1);
+  await eventually(() => load.answered().ok >= 200 && load.unanswered() > 0, 60_000, {
+    what: 'the first 200 confirmations, with posts in flight',
+    intervalMs: 1,
+  });
   const faultAt = Date.now();
   await fault();
   // The load goes on until writes are confirmed again after the fault, however slow the host.
   const confirmedBefore = load.answered().ok;
-  await waitUntil(() => load.answered().ok >= confirmedBefore + 100, '100 confirmations after the fault', 120_000);
+  await eventually(() => load.answered().ok >= confirmedBefore + 100, 120_000, {
+    what: '100 confirmations after the fault',
+    intervalMs: 100,
+  });
   await load.finish();
   const gapMs = longestGapMs(load.posts, faultAt);
   await retryUnconfirmed(() => stack.url, headers, load.posts, 120_000).catch((error: Error) => {
@@ -171,21 +178,18 @@ function okBySecond(run: FaultRun): number[] {
  * follow the group's coordinator wherever the fault moved it.
  */
 async function expectWholeAgain(): Promise<void> {
-  await waitUntil(
+  await eventually(
     async () =>
       (await readConsumerLag({ admin, groupId: `${stack.prefix}.trip-writer`, topic: `${stack.prefix}.trip-locations` })).every(
         ({ lag }) => lag === 0,
       ),
-    "the trip-writers' lag back to 0",
     30_000,
-    500,
+    { what: "the trip-writers' lag back to 0", intervalMs: 500 },
   );
-  await waitUntil(
-    async () => (await underReplicated()).length === 0,
-    'every partition back to three in-sync replicas',
-    180_000,
-    1000,
-  ).catch(async (error: Error) => {
+  await eventually(async () => (await underReplicated()).length === 0, 180_000, {
+    what: 'every partition back to three in-sync replicas',
+    intervalMs: 1000,
+  }).catch(async (error: Error) => {
     throw new Error(`${error.message}: still short ${JSON.stringify(await underReplicated())}`);
   });
 }

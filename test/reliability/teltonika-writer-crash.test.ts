@@ -11,8 +11,9 @@ import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/h
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { expectOneReplyPerDelivery, recordFigures, replyCounts } from './fault-audit';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { metricValue, waitUntil } from './fault-support';
+import { metricValue } from './fault-support';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { eventually } from '../support/eventually';
 
 const DEVICES = 12;
 const RECORDS_PER_PACKET = 10;
@@ -130,7 +131,7 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   }
   const devices = runs.map((run) => runDevice(run, () => stopping));
   const acknowledged = () => runs.reduce((sum, run) => sum + run.acknowledged, 0);
-  await waitUntil(() => acknowledged() >= 3 * DEVICES, 'every device to have packets acknowledged', 60_000, 50);
+  await eventually(() => acknowledged() >= 3 * DEVICES, 60_000, { what: 'every device to have packets acknowledged', intervalMs: 50 });
 
   const [killed] = stack.writers.splice(0, 1);
   killed!.kill('SIGKILL');
@@ -156,18 +157,22 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   expect(runs.reduce((sum, run) => sum + run.resent, 0)).toBe(0);
   // With no writer, the waiting packets' replies never come: the listener gives up on them at
   // REPLY_TIMEOUT_MS, unacknowledged, and their devices send them again. Only then is a writer back.
-  await waitUntil(async () => (await packetsCounted('failed')) > 0, 'the listener to give up on a packet, unacknowledged', 60_000, 200);
+  await eventually(async () => (await packetsCounted('failed')) > 0, 60_000, {
+    what: 'the listener to give up on a packet, unacknowledged',
+    intervalMs: 200,
+  });
 
   const successor = await stack.addWriter();
-  await waitUntil(() => acknowledged() >= acknowledgedAtKill + 3 * DEVICES, 'packets acknowledged again after the restart', 90_000, 100);
+  await eventually(() => acknowledged() >= acknowledgedAtKill + 3 * DEVICES, 90_000, {
+    what: 'packets acknowledged again after the restart',
+    intervalMs: 100,
+  });
   stopping = true;
   await Promise.all(devices);
-  await waitUntil(
-    async () => (await groupLag(groupId, topics.tripLocations)) === 0,
-    'the successor to commit the whole topic',
-    60_000,
-    200,
-  );
+  await eventually(async () => (await groupLag(groupId, topics.tripLocations)) === 0, 60_000, {
+    what: 'the successor to commit the whole topic',
+    intervalMs: 200,
+  });
 
   const rows = await db().query<{ imei: string; n: number; distinct_times: number }>(
     'SELECT imei, count(*)::int AS n, count(DISTINCT gps_time)::int AS distinct_times FROM trip_locations WHERE imei = ANY($1::text[]) GROUP BY imei',

@@ -8,7 +8,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectOneReplyPerDelivery, expectPromiseKept, printFigures, replyCounts, storedCount } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, secondsToRecover, recoveryBoundSeconds, waitUntil, metricValue } from './fault-support';
+import { inFlightAt, secondsToRecover, recoveryBoundSeconds, metricValue } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let stack: ProcessStack;
 
@@ -30,7 +31,10 @@ afterAll(async () => {
 test('a trip-writer killed with SIGKILL mid-load and another started: every 200 has its one row, every other answer is a JSON 503, served again within two sessions and a reply timeout', async () => {
   const headers = await authorization();
   const load = startLoad(stack.url, headers, 3);
-  await waitUntil(() => load.answered().ok >= 300 && load.unanswered() > 0, 'the first 300 confirmations, with posts in flight', 30_000, 1);
+  await eventually(() => load.answered().ok >= 300 && load.unanswered() > 0, 30_000, {
+    what: 'the first 300 confirmations, with posts in flight',
+    intervalMs: 1,
+  });
 
   const [killed] = stack.writers.splice(0, 1);
   killed!.kill('SIGKILL');
@@ -53,7 +57,10 @@ test('a trip-writer killed with SIGKILL mid-load and another started: every 200 
 
   await load.finish();
   // Before any client retries: every duplicate the successor finds now is a redelivered message.
-  await waitUntil(async () => (await groupLag(groupId, topic)) === 0, 'the successor to consume and commit the whole topic', 60_000, 200);
+  await eventually(async () => (await groupLag(groupId, topic)) === 0, 60_000, {
+    what: 'the successor to consume and commit the whole topic',
+    intervalMs: 200,
+  });
   // Exactly the messages stored and not committed came back, each found as a duplicate; the killed
   // writer had replied to some of them before it died, so those alone are answered twice.
   const redeliveredDuplicates = await metricValue(successor, 'fleet_writer_duplicates_skipped_total');

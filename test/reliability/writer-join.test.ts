@@ -8,7 +8,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { inFlightAt, secondsToRecover, recoveryBoundSeconds, waitUntil, metricValue } from './fault-support';
+import { inFlightAt, secondsToRecover, recoveryBoundSeconds, metricValue } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let stack: ProcessStack;
 
@@ -26,7 +27,10 @@ test('a second trip-writer joins mid-load: it takes partitions, every 200 has it
   const [first] = stack.writers;
   // Long enough that the load goes on after the newcomer has started.
   const load = startLoad(stack.url, headers, 6);
-  await waitUntil(() => load.answered().ok >= 300 && load.unanswered() > 0, 'the first 300 confirmations, with posts in flight', 30_000, 1);
+  await eventually(() => load.answered().ok >= 300 && load.unanswered() > 0, 30_000, {
+    what: 'the first 300 confirmations, with posts in flight',
+    intervalMs: 1,
+  });
 
   const joinStartedAt = Date.now();
   const newcomer = await stack.addWriter();

@@ -9,7 +9,8 @@ import { stopAllServices, type ServiceProcess } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { waitUntil, warmUp } from './fault-support';
+import { warmUp } from './fault-support';
+import { eventually } from '../support/eventually';
 
 let stack: ProcessStack;
 
@@ -48,21 +49,26 @@ test('one of two trip-writers leaves mid-load: the other takes its partitions, e
   await warmUp(stack, headers);
 
   const load = startLoad(stack.url, headers, 2);
-  await waitUntil(() => load.answered().ok >= 500, 'the first 500 confirmations', 30_000, 10).catch((error: Error) => {
-    throw new Error(`${error.message}; answered ${JSON.stringify(load.answered())}\n${problemsLogged([stack.gateway, ...stack.writers])}`);
-  });
+  await eventually(() => load.answered().ok >= 500, 30_000, { what: 'the first 500 confirmations', intervalMs: 10 }).catch(
+    (error: Error) => {
+      throw new Error(
+        `${error.message}; answered ${JSON.stringify(load.answered())}\n${problemsLogged([stack.gateway, ...stack.writers])}`,
+      );
+    },
+  );
   const topic = topicsFor(stack.prefix).tripLocations;
   const groupId = `${stack.prefix}.trip-writer`;
   // Not in a quiet moment: the leave lands while the group has messages to consume or commit. A writer
   // stores each message within milliseconds of its publication, so the leaver is held (SIGSTOP) until
   // messages wait on its partitions; its SIGTERM is then handled as it wakes up to them.
   leaver!.kill('SIGSTOP');
-  await waitUntil(async () => (await groupLag(groupId, topic)) > 0, 'messages waiting for the held leaver', 15_000, 10).catch(
-    (error: Error) => {
-      leaver!.kill('SIGCONT');
-      throw new Error(`${error.message}; answered ${JSON.stringify(load.answered())}, ${load.unanswered()} unanswered`);
-    },
-  );
+  await eventually(async () => (await groupLag(groupId, topic)) > 0, 15_000, {
+    what: 'messages waiting for the held leaver',
+    intervalMs: 10,
+  }).catch((error: Error) => {
+    leaver!.kill('SIGCONT');
+    throw new Error(`${error.message}; answered ${JSON.stringify(load.answered())}, ${load.unanswered()} unanswered`);
+  });
   const stopped = leaver!.stop();
   leaver!.kill('SIGCONT');
   expect(await stopped).toBe(0);
@@ -75,7 +81,7 @@ test('one of two trip-writers leaves mid-load: the other takes its partitions, e
   // The load runs on until the survivor has gone on where the leaver stopped.
   const carriedOn = () =>
     [...lastStored(survivor!)].filter(([partition, offset]) => leaverLast.has(partition) && offset > leaverLast.get(partition)!);
-  await waitUntil(() => carriedOn().length > 0, "the survivor to store on the leaver's partitions", 30_000, 50);
+  await eventually(() => carriedOn().length > 0, 30_000, { what: "the survivor to store on the leaver's partitions", intervalMs: 50 });
   await load.finish();
   await retryUnconfirmed(stack.url, headers, load.posts, 60_000);
 

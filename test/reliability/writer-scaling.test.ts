@@ -10,7 +10,8 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { startProcessStack, type ProcessStack } from './fault-stack';
-import { metricValue, waitUntil, warmUp } from './fault-support';
+import { metricValue, warmUp } from './fault-support';
+import { eventually } from '../support/eventually';
 
 const MOST_WRITERS = 4;
 /** What "caught up" means after a step: fewer unconsumed commands than this, within LAG_WITHIN_MS. */
@@ -50,21 +51,22 @@ test('trip-writers scaled from 1 to 4 and back to 1 under load: caught up within
   const topic = topicsFor(stack.prefix).tripLocations;
   const groupId = `${stack.prefix}.trip-writer`;
   const load = startLoad(stack.url, headers, 10);
-  await waitUntil(() => load.answered().ok >= 200, 'the first 200 confirmations', 30_000, 10);
+  await eventually(() => load.answered().ok >= 200, 30_000, { what: 'the first 200 confirmations', intervalMs: 10 });
 
   const steps: Array<{ step: string; pauseMs: number; caughtUpMs: number }> = [];
   const step = async (name: string, change: () => Promise<unknown>) => {
     const startedAt = Date.now();
     await change();
-    await waitUntil(
-      async () => (await groupLag(groupId, topic)) < LAG_BOUND,
-      `the lag under ${LAG_BOUND} after ${name}`,
-      LAG_WITHIN_MS,
-      200,
-    );
+    await eventually(async () => (await groupLag(groupId, topic)) < LAG_BOUND, LAG_WITHIN_MS, {
+      what: `the lag under ${LAG_BOUND} after ${name}`,
+      intervalMs: 200,
+    });
     // A few more confirmations, so that the pause is measured up to the load's going on, not to the check.
     const confirmedBefore = load.answered().ok;
-    await waitUntil(() => load.answered().ok >= confirmedBefore + 20, `creates confirmed again after ${name}`, LAG_WITHIN_MS, 10);
+    await eventually(() => load.answered().ok >= confirmedBefore + 20, LAG_WITHIN_MS, {
+      what: `creates confirmed again after ${name}`,
+      intervalMs: 10,
+    });
     steps.push({ step: name, pauseMs: longestPauseMs(load.posts, startedAt, Date.now()), caughtUpMs: Date.now() - startedAt });
   };
 
@@ -80,7 +82,10 @@ test('trip-writers scaled from 1 to 4 and back to 1 under load: caught up within
   }
 
   await load.finish();
-  await waitUntil(async () => (await groupLag(groupId, topic)) === 0, 'the last writer to consume the whole topic', 60_000, 200);
+  await eventually(async () => (await groupLag(groupId, topic)) === 0, 60_000, {
+    what: 'the last writer to consume the whole topic',
+    intervalMs: 200,
+  });
   await retryUnconfirmed(stack.url, headers, load.posts, 90_000);
   const figures = await audit('trip-writers scaled 1 → 4 → 1 under load', load.posts);
   const [last] = stack.writers;
