@@ -2,23 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { closeDb, TEST_API_KEY } from '../support/harness';
 import { closeKafka } from '../support/kafka';
-import {
-  buildCategory,
-  categoryCacheKey,
-  getCategory,
-  insertCategory,
-  RedisServer,
-  startCategoryGateway,
-  type CategoryGateway,
-} from './category-support';
+import { buildCategory, categoryCacheKey, getCategory, insertCategory, RedisServer, type CategoryGateway } from './category-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let redisServer: RedisServer;
 let stack: CategoryGateway;
 
 beforeAll(async () => {
   redisServer = await RedisServer.start();
-  stack = await startCategoryGateway({ REDIS_URL: redisServer.url });
+  stack = await startStack({ mode: 'gateway', env: { REDIS_URL: redisServer.url } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -122,7 +115,7 @@ test('when Redis is slower than the command timeout, reads are served from Postg
 
 test('a gateway started while Redis is down serves, says so in /readyz, and uses Redis once it answers', async () => {
   const late = await RedisServer.reserve();
-  const gateway = await startCategoryGateway({ REDIS_URL: late.url });
+  const gateway = await startStack({ mode: 'gateway', env: { REDIS_URL: late.url } });
   try {
     expect(gateway.logs.filter((line) => line.level === 40 && line.msg.startsWith('Redis is unreachable'))).toHaveLength(1);
     const ready = await fetch(`${gateway.url}/readyz`);

@@ -6,8 +6,9 @@ import { createLogger } from '@fleet/shared/logger';
 import { closeDb, db, TEST_API_KEY, testServers } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
-import { buildCategory, getCategory, insertCategory, startCategoryGateway, TcpProxy, type CategoryGateway } from './category-support';
+import { buildCategory, getCategory, insertCategory, TcpProxy, type CategoryGateway } from './category-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   const proxied = new URL(database);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
-  stack = await startCategoryGateway({ DATABASE_URL: proxied.toString(), API_KEY_REFRESH_SECONDS: '1' });
+  stack = await startStack({ mode: 'gateway', env: { DATABASE_URL: proxied.toString(), API_KEY_REFRESH_SECONDS: '1' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -69,7 +70,7 @@ test('when PostgreSQL refuses connections to the database (55000), a cache miss 
   url.pathname = `${url.pathname}_refusing`;
   const name = url.pathname.slice(1);
   await migrate(url.toString(), createLogger('test', 'silent'));
-  const refusing = await startCategoryGateway({ DATABASE_URL: url.toString() });
+  const refusing = await startStack({ mode: 'gateway', env: { DATABASE_URL: url.toString() } });
   try {
     await db().query(`ALTER DATABASE ${escapeIdentifier(name)} ALLOW_CONNECTIONS false`);
     await db().query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);

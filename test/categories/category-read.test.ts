@@ -5,23 +5,16 @@ import { categoryEvictor } from '../../services/gateway/src/categories/category-
 import { categoryStore } from '../../services/gateway/src/categories/category-store';
 import { closeDb, db, signToken, TEST_API_KEY, testServers } from '../support/harness';
 import { closeKafka } from '../support/kafka';
-import {
-  buildCategory,
-  CATEGORY_PATH,
-  categoryCacheKey,
-  getCategory,
-  insertCategory,
-  startCategoryGateway,
-  type CategoryGateway,
-} from './category-support';
+import { buildCategory, CATEGORY_PATH, categoryCacheKey, getCategory, insertCategory, type CategoryGateway } from './category-support';
 import { runApiKeyCli } from '../../services/gateway/src/cli/api-key';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: CategoryGateway;
 let redis: Redis;
 
 beforeAll(async () => {
-  stack = await startCategoryGateway({ API_KEY_REFRESH_SECONDS: '1' }, 'trace');
+  stack = await startStack({ mode: 'gateway', env: { API_KEY_REFRESH_SECONDS: '1' }, level: 'trace' });
   redis = new Redis(testServers().redisUrl);
 });
 afterAll(async () => {

@@ -4,15 +4,16 @@ import { createHash } from 'node:crypto';
 import { runDevicesCli } from '../../services/gateway/src/cli/devices';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka } from '../support/kafka';
-import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
+import { closeDb, db, postJson, signToken, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let url: string;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('device-registry');
+  stack = await startStack({ mode: 'in-process', label: 'device-registry' });
   url = `${stack.url}${DEVICES_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });

@@ -3,14 +3,15 @@
 // read as soon as the answer arrives: a 200 means committed.
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
-import { closeDb, db, postJson, signToken, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { closeDb, db, postJson, signToken, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('osmand');
+  stack = await startStack({ mode: 'in-process', label: 'osmand' });
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {

@@ -11,14 +11,15 @@ import { eventually } from '../support/eventually';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { runDevicesCli } from '../../services/gateway/src/cli/devices';
-import { closeDb, db, postJson, signToken, startStack, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
+import { closeDb, db, postJson, signToken, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let listener: TeltonikaListener;
 
 beforeAll(async () => {
-  stack = await startStack('teltonika');
+  stack = await startStack({ mode: 'in-process', label: 'teltonika' });
   listener = await startTeltonika(teltonikaConfig({ ...stack.env, TELTONIKA_PORT: String(await freePort()), METRICS_PORT: '0' }));
 });
 afterAll(async () => {
@@ -339,7 +340,7 @@ describe('backpressure', () => {
   let slow: TeltonikaListener;
   beforeAll(async () => {
     // No trip-writer: the first packet's reply never comes, as when Kafka or the writers are slow.
-    stalled = await startStack('teltonika-stalled', { tripWriters: 0, env: { REPLY_TIMEOUT_MS: '30000' } });
+    stalled = await startStack({ mode: 'in-process', label: 'teltonika-stalled', tripWriters: 0, env: { REPLY_TIMEOUT_MS: '30000' } });
     slow = await startTeltonika(teltonikaConfig({ ...stalled.env, TELTONIKA_PORT: String(await freePort()), METRICS_PORT: '0' }));
   });
   afterAll(async () => {

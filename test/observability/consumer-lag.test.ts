@@ -3,11 +3,12 @@
 // when the group has committed nothing; each writer serves it per partition on /metrics.
 import { randomUUID } from 'node:crypto';
 import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
-import { buildTrip, closeDb, postJson, signToken, startStack, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
 import { scrapeUntil } from '../support/scrape';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 afterAll(async () => {
   await closeKafka();
@@ -45,7 +46,7 @@ describe('readConsumerLag', () => {
 describe("a writer's /metrics", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack('consumer-lag');
+    stack = await startStack({ mode: 'in-process', label: 'consumer-lag' });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -5,8 +5,9 @@ import { freePortRange } from '../../deploy/local/src/kafka-cluster';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
 import { closeKafka, testKafka } from '../support/kafka';
-import { launchedServices, launcherEnv, startLauncher, type Launcher } from '../support/launcher';
+import { launchedServices, launcherEnv, type Launcher } from '../support/launcher';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let started: Launcher;
 let port: number;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   // The second gateway listens on PORT + 1.
   port = await freePortRange(2);
   prefix = uniquePrefix('launcher-replicas');
-  started = await startLauncher(launcherEnv(prefix, port, { GATEWAY_REPLICAS: '2', TRIP_WRITER_REPLICAS: '2' }));
+  started = await startStack({ mode: 'launcher', env: launcherEnv(prefix, port, { GATEWAY_REPLICAS: '2', TRIP_WRITER_REPLICAS: '2' }) });
 }, 150_000);
 
 afterAll(async () => {

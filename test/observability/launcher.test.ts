@@ -7,8 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../deploy/local/src/local-ports';
 import { eventually } from '../support/eventually';
 import { buildTrip, closeDb, db, postJson, signToken, uniquePrefix } from '../support/harness';
-import { launchedServices, launcherEnv, launcherScript, startLauncher, type Launcher, type LauncherLine } from '../support/launcher';
+import { launchedServices, launcherEnv, launcherScript, type Launcher, type LauncherLine } from '../support/launcher';
 import { FLEET_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -55,7 +56,7 @@ function keepReading(): { stop(): Promise<number[]> } {
 beforeAll(async () => {
   port = await freePort();
   prefix = uniquePrefix('launcher');
-  started = await startLauncher(launcherEnv(prefix, port));
+  started = await startStack({ mode: 'launcher', env: launcherEnv(prefix, port) });
   ({ process: launcher, lines, raw } = started);
 }, 150_000);
 

@@ -1,10 +1,11 @@
 // Prometheus metrics: after real traffic through a running stack, the gateway's and the writers'
 // counters have moved, labelled by route pattern and status, each service in its own registry.
 import { buildCategory, insertCategory } from '../categories/category-support';
-import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+import { buildGroup, buildTrip, closeDb, postJson, signToken, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka, produceRaw } from '../support/kafka';
 import { scrape, scrapeUntil, type Scrape } from '../support/scrape';
 import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const CATEGORY_ROUTE = `${CATEGORY_BASE_PATH}/:id`;
@@ -17,7 +18,7 @@ let groupWriterUrl: string;
 const postedTrips = 3;
 
 beforeAll(async () => {
-  stack = await startStack('metrics');
+  stack = await startStack({ mode: 'in-process', label: 'metrics' });
   tripWriterUrl = `http://127.0.0.1:${stack.tripWriters[0]!.metricsPort}/metrics`;
   groupWriterUrl = `http://127.0.0.1:${stack.groupWriters[0]!.metricsPort}/metrics`;
   const auth = { authorization: `Bearer ${await signToken()}` };

@@ -6,7 +6,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { listRoutes } from '../support/express-routes';
 import { buildCategory, insertCategory } from '../categories/category-support';
-import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, startStack, TEST_API_KEY, type Stack } from '../support/harness';
+import { buildGroup, buildTrip, closeDb, postForm, postJson, signToken, TEST_API_KEY, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import {
   CATEGORY_BASE_PATH,
@@ -15,6 +15,7 @@ import {
   TRIP_LOCATION_PATH,
   VEHICLE_GROUP_PATH,
 } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const TRIP_BATCH = TRIP_LOCATION_BATCH_PATH;
@@ -29,7 +30,7 @@ let ajv: Ajv2020;
 let token: string;
 
 beforeAll(async () => {
-  stack = await startStack('openapi');
+  stack = await startStack({ mode: 'in-process', label: 'openapi' });
   const response = await fetch(`${stack.url}/openapi.json`);
   expect(response.status).toBe(200);
   document = await response.json();

@@ -2,9 +2,10 @@
 // refuses to start without the topics it needs, and a running gateway whose topic disappears answers
 // /readyz 503 naming it, and 200 again once the topic is provisioned.
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
-import { baseEnv, closeDb, startStack, startWriter, uniquePrefix, type Stack } from '../support/harness';
+import { baseEnv, closeDb, startWriter, uniquePrefix, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka, provisionTopics, testKafka } from '../support/kafka';
+import { startStack } from '../support/stack';
 
 afterAll(async () => {
   await closeKafka();
@@ -26,7 +27,7 @@ test('a writer without its topics does not start, and says which are missing', a
 describe('a running gateway whose topic is deleted', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack('readiness', { tripWriters: 0, groupWriters: 0 });
+    stack = await startStack({ mode: 'in-process', label: 'readiness', tripWriters: 0, groupWriters: 0 });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -2,15 +2,16 @@
 // of theirs was last received (whatever the fixes' times), and the list of devices by status.
 import { testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, startStack, uniqueDeviceImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 let api: ApiClient;
 
 beforeAll(async () => {
-  stack = await startStack('device-status', { env: { DEVICE_OFFLINE_AFTER: '10m' } });
+  stack = await startStack({ mode: 'in-process', label: 'device-status', env: { DEVICE_OFFLINE_AFTER: '10m' } });
   api = await testClient(stack);
   auth = { authorization: api.authorization! };
 });

@@ -8,15 +8,16 @@ import { eventually } from '../support/eventually';
 import { apiClient, testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
-import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 let api: ApiClient;
 
 beforeAll(async () => {
-  stack = await startStack('position-stream');
+  stack = await startStack({ mode: 'in-process', label: 'position-stream' });
   api = await testClient(stack);
   auth = { authorization: api.authorization! };
 });

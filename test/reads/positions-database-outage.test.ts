@@ -2,9 +2,10 @@
 // once it is back.
 import { closeDb, signToken, testServers, uniqueImei } from '../support/harness';
 import { closeKafka } from '../support/kafka';
-import { startCategoryGateway, TcpProxy, type CategoryGateway } from '../categories/category-support';
+import { TcpProxy, type CategoryGateway } from '../categories/category-support';
 import { eventually } from '../support/eventually';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let proxy: TcpProxy;
 let stack: CategoryGateway;
@@ -16,7 +17,7 @@ beforeAll(async () => {
   const proxied = new URL(database);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
-  stack = await startCategoryGateway({ DATABASE_URL: proxied.toString() });
+  stack = await startStack({ mode: 'gateway', env: { DATABASE_URL: proxied.toString() } });
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {

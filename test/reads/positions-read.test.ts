@@ -1,19 +1,20 @@
 // The position reads on a running stack: the last location kept by the trip-writer as positions arrive
 // (late ones included), history pages that cover a range exactly once, and every refusal.
-import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { testClient, type ApiClient } from '../support/api-client';
 import { closeKafka } from '../support/kafka';
 import { positionStore } from '../../services/gateway/src/positions/position-store';
 import { createPositionReader } from '../../services/gateway/src/positions/read-positions';
 import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
 import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 let api: ApiClient;
 
 beforeAll(async () => {
-  stack = await startStack('positions-read');
+  stack = await startStack({ mode: 'in-process', label: 'positions-read' });
   api = await testClient(stack);
   auth = { authorization: api.authorization! };
 });

@@ -6,10 +6,11 @@ import net from 'node:net';
 import { EventStream } from '../support/event-stream';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
-import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { scrape } from '../support/scrape';
 import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const STREAMS = 1000;
 /** What the gateway may hold for each open stream: its socket, request, response and subscription. */
@@ -22,7 +23,7 @@ let gateway: ServiceProcess;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('stream-capacity');
+  stack = await startStack({ mode: 'in-process', label: 'stream-capacity' });
   gateway = await spawnService('gateway', stack.env);
   auth = { authorization: `Bearer ${await signToken()}` };
 }, 120_000);

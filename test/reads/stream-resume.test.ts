@@ -5,14 +5,15 @@
 import { EventStream as Stream } from '../support/event-stream';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
-import { buildTrip, closeDb, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { FLEET_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('stream-resume', { tripWriters: 2 });
+  stack = await startStack({ mode: 'in-process', label: 'stream-resume', tripWriters: 2 });
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {

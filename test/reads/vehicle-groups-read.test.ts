@@ -1,13 +1,14 @@
 // Vehicle groups read back over real HTTP, against the groups the group-writer stored.
 import { closeKafka } from '../support/kafka';
-import { buildGroup, closeDb, db, postJson, signToken, startStack, type Stack } from '../support/harness';
+import { buildGroup, closeDb, db, postJson, signToken, type Stack } from '../support/harness';
 import { FLEET_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('group-reads');
+  stack = await startStack({ mode: 'in-process', label: 'group-reads' });
   auth = { authorization: `Bearer ${await signToken()}` };
 });
 afterAll(async () => {

@@ -7,16 +7,19 @@ import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, secondsToRecover, recoveryBoundSeconds } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let broker: PrivateKafka;
 let stack: ProcessStack;
 
 beforeAll(async () => {
   broker = await startPrivateKafka();
-  stack = await startProcessStack('broker-kill', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'broker-kill',
     env: { KAFKA_BROKERS: broker.brokers.join(','), REPLY_TIMEOUT_MS: '5000', PUBLISH_TIMEOUT_MS: '2000' },
   });
 }, 150_000);

@@ -8,9 +8,10 @@ import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { secondsToRecover, recoveryBoundSeconds } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 const REPLY_TIMEOUT_MS = 5000;
 const PUBLISH_TIMEOUT_MS = 2000;
@@ -22,7 +23,9 @@ let stack: ProcessStack;
 
 beforeAll(async () => {
   broker = await startPrivateKafka();
-  stack = await startProcessStack('broker-outage', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'broker-outage',
     env: {
       KAFKA_BROKERS: broker.brokers.join(','),
       REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS),

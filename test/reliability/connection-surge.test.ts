@@ -6,8 +6,9 @@ import net from 'node:net';
 import { closeKafka } from '../support/kafka';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 /** Twice Node's default backlog of 511, and well within the descriptors a test process may open. */
 const SURGE = 1000;
@@ -15,7 +16,7 @@ const SURGE = 1000;
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  stack = await startProcessStack('connection-surge');
+  stack = await startStack({ mode: 'processes', label: 'connection-surge' });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();

@@ -9,9 +9,10 @@ import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged, storedCount, postsSent } from './fault-audit';
 import { faultyDatabase, type FaultyDatabase } from './fault-database';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { metricValue } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 const REPLY_TIMEOUT_MS = 3000;
 
@@ -20,7 +21,11 @@ let stack: ProcessStack;
 
 beforeAll(async () => {
   database = await faultyDatabase();
-  stack = await startProcessStack('database-outage', { env: { DATABASE_URL: database.url, REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS) } });
+  stack = await startStack({
+    mode: 'processes',
+    label: 'database-outage',
+    env: { DATABASE_URL: database.url, REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS) },
+  });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();

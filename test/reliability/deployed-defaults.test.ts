@@ -10,9 +10,10 @@ import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { secondsToRecover } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 /** What the outside test found and the issue bounds: from the kill to the first confirmed write. */
 const WRITER_CRASH_BOUND_S = 10;
@@ -27,7 +28,9 @@ let stack: ProcessStack;
 
 beforeAll(async () => {
   broker = await startPrivateKafka();
-  stack = await startProcessStack('deployed-defaults', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'deployed-defaults',
     env: { KAFKA_BROKERS: broker.brokers.join(',') },
     deployedDefaults: true,
   });

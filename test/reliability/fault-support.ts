@@ -6,7 +6,7 @@ import { buildTrip } from '../support/harness';
 import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';
 import { resolveUrl, send, type Attempt, type Attempted, type UrlOf } from './fault-load';
-import type { ProcessStack } from './fault-stack';
+import type { ProcessStack } from '../support/process-stack';
 import { type ServiceProcess } from '../support/processes';
 
 /** First attempts that were sent before `time` and answered after it: the work a fault caught in flight. */

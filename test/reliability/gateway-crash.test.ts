@@ -11,14 +11,17 @@ import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectDataKept, printFigures, replyCounts, storedCount } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  stack = await startProcessStack('gateway-crash', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'gateway-crash',
     env: {
       REPLY_TIMEOUT_MS: '10000',
       // Commands gather for 100 ms before each produce, so that a kill nearly always finds some that

@@ -11,9 +11,10 @@ import { stopAllServices } from '../support/processes';
 import { auditGroups, expectOneReplyPerDelivery, expectPromiseKept, printFigures, problemsLogged, replyCounts } from './fault-audit';
 import { faultyDatabase, type FaultyDatabase } from './fault-database';
 import { authorization, retryUnconfirmedGroups, startGroupLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, metricValue, secondsToRecover, recoveryBoundSeconds } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 const REPLY_TIMEOUT_MS = 4000;
 
@@ -23,7 +24,9 @@ let stack: ProcessStack;
 beforeAll(async () => {
   // A database of this file's own: its connections are cut, and no other test's may be.
   database = await faultyDatabase();
-  stack = await startProcessStack('group-faults', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'group-faults',
     tripWriters: 0,
     groupWriters: 1,
     env: {

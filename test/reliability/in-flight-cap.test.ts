@@ -3,20 +3,11 @@
 // answered 503 E-S1/1-06 at once, with Retry-After, and publishes nothing, instead of joining a queue
 // that would only time out. Once a writer answers, the gateway takes writes again.
 import { eventually } from '../support/eventually';
-import {
-  buildGroup,
-  buildTrip,
-  closeDb,
-  postJson,
-  signToken,
-  storedTripCount,
-  startStack,
-  startWriter,
-  type Stack,
-} from '../support/harness';
+import { buildGroup, buildTrip, closeDb, postJson, signToken, storedTripCount, startWriter, type Stack } from '../support/harness';
 import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, commandsPublished, messagesIn, readTopic } from '../support/kafka';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const BATCH = TRIP_LOCATION_BATCH_PATH;
@@ -27,7 +18,9 @@ let stack: Stack;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('in-flight-cap', {
+  stack = await startStack({
+    mode: 'in-process',
+    label: 'in-flight-cap',
     tripWriters: 0,
     groupWriters: 0,
     env: { MAX_IN_FLIGHT: String(MAX_IN_FLIGHT), REPLY_TIMEOUT_MS: '60000' },

@@ -3,9 +3,10 @@
 // request gets a 5xx. Each device has a token of its own, as devices in the field do.
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { buildTrip, closeDb, db, postJson, startStack, TEST_JWT_SECRET, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, TEST_JWT_SECRET, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const PER_MINUTE = 10;
@@ -21,7 +22,9 @@ const NOISY_CONCURRENCY = 10;
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack('noisy-device', {
+  stack = await startStack({
+    mode: 'in-process',
+    label: 'noisy-device',
     env: {
       RATE_LIMIT_DEVICE_PER_MINUTE: String(PER_MINUTE),
       RATE_LIMIT_DEVICE_BURST: String(BURST),

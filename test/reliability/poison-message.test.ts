@@ -8,14 +8,15 @@ import { buildTrip, closeDb, db } from '../support/harness';
 import { spawnService, stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { metricValue } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  stack = await startProcessStack('poison-message', { env: { REPLY_TIMEOUT_MS: '5000' } });
+  stack = await startStack({ mode: 'processes', label: 'poison-message', env: { REPLY_TIMEOUT_MS: '5000' } });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();

@@ -4,9 +4,10 @@
 // already sent still get their outcome, and the gateway takes writes again once confirmations come.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../support/eventually';
-import { buildTrip, closeDb, postJson, signToken, storedTripCount, startStack, startWriter, type Stack } from '../support/harness';
+import { buildTrip, closeDb, postJson, signToken, storedTripCount, startWriter, type Stack } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const MAX_QUEUE_AGE_MS = 500;
@@ -15,7 +16,9 @@ let stack: Stack;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('queue-age', {
+  stack = await startStack({
+    mode: 'in-process',
+    label: 'queue-age',
     tripWriters: 0,
     groupWriters: 0,
     env: { MAX_QUEUE_AGE_MS: String(MAX_QUEUE_AGE_MS), REPLY_TIMEOUT_MS: '60000' },

@@ -33,9 +33,10 @@ import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, warmUp } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 /** How long a node stays down or frozen, as the issue sets the faults. */
 const FAULT_MS = 20_000;
@@ -54,7 +55,12 @@ beforeAll(async () => {
   await cluster.up();
   admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
   await admin.connect();
-  stack = await startProcessStack('replicated-faults', { env: { KAFKA_BROKERS: cluster.brokers.join(',') }, deployedDefaults: true });
+  stack = await startStack({
+    mode: 'processes',
+    label: 'replicated-faults',
+    env: { KAFKA_BROKERS: cluster.brokers.join(',') },
+    deployedDefaults: true,
+  });
   headers = await authorization();
   await warmUp(stack, headers);
 }, 240_000);

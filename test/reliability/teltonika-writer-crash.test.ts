@@ -10,10 +10,11 @@ import { closeKafka, committedOffsets, groupLag, messagesIn } from '../support/k
 import { closeDb, db, postJson, signToken, uniqueDeviceImei } from '../support/harness';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { expectOneReplyPerDelivery, recordFigures, replyCounts } from './fault-audit';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { metricValue } from './fault-support';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 const DEVICES = 12;
 const RECORDS_PER_PACKET = 10;
@@ -27,7 +28,7 @@ let devicePort: number;
 let stopping = false;
 
 beforeAll(async () => {
-  stack = await startProcessStack('teltonika-crash', { deployedDefaults: true });
+  stack = await startStack({ mode: 'processes', label: 'teltonika-crash', deployedDefaults: true });
   devicePort = await freePort();
   listener = await spawnService('teltonika', { ...stack.env, TELTONIKA_PORT: String(devicePort), METRICS_PORT: '0' });
 }, 90_000);

@@ -7,14 +7,17 @@ import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectOneReplyPerDelivery, expectPromiseKept, printFigures, replyCounts, storedCount } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, secondsToRecover, recoveryBoundSeconds, metricValue } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  stack = await startProcessStack('writer-crash', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'writer-crash',
     env: {
       REPLY_TIMEOUT_MS: '10000',
     },

@@ -7,14 +7,15 @@ import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, secondsToRecover, recoveryBoundSeconds, metricValue } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
 
 beforeAll(async () => {
-  stack = await startProcessStack('writer-join', { env: { REPLY_TIMEOUT_MS: '10000' } });
+  stack = await startStack({ mode: 'processes', label: 'writer-join', env: { REPLY_TIMEOUT_MS: '10000' } });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();

@@ -8,9 +8,10 @@ import { closeDb } from '../support/harness';
 import { stopAllServices, type ServiceProcess } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { warmUp } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
 
@@ -30,7 +31,9 @@ function lastStored(writer: ServiceProcess): Map<number, number> {
 }
 
 beforeAll(async () => {
-  stack = await startProcessStack('writer-rebalance', {
+  stack = await startStack({
+    mode: 'processes',
+    label: 'writer-rebalance',
     tripWriters: 2,
     env: { REPLY_TIMEOUT_MS: '10000' },
     writerEnv: { LOG_LEVEL: 'debug' },

@@ -9,9 +9,10 @@ import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
-import { startProcessStack, type ProcessStack } from './fault-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { metricValue, warmUp } from './fault-support';
 import { eventually } from '../support/eventually';
+import { startStack } from '../support/stack';
 
 const MOST_WRITERS = 4;
 /** What "caught up" means after a step: fewer unconsumed commands than this, within LAG_WITHIN_MS. */
@@ -22,7 +23,7 @@ let stack: ProcessStack;
 
 beforeAll(async () => {
   // The deployed defaults: a leaver's or a newcomer's rebalance as operators get it.
-  stack = await startProcessStack('writer-scaling', { deployedDefaults: true });
+  stack = await startStack({ mode: 'processes', label: 'writer-scaling', deployedDefaults: true });
 }, 60_000);
 afterAll(async () => {
   await stopAllServices();

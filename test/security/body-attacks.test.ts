@@ -7,14 +7,15 @@ import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { rawExchange } from './raw-http';
 import { databaseState } from '../support/database-state';
 import { closeKafka, commandsPublished } from '../support/kafka';
-import { buildGroup, buildTrip, closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
+import { buildGroup, buildTrip, closeDb, commandsPublishedSettled, db, signToken, type Stack } from '../support/harness';
 import { CATEGORY_BASE_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let auth: string;
 
 beforeAll(async () => {
-  stack = await startStack('body-attacks');
+  stack = await startStack({ mode: 'in-process', label: 'body-attacks' });
   auth = `Bearer ${await signToken()}`;
 });
 afterAll(async () => {

@@ -3,10 +3,11 @@
 // limit of its Kubernetes deployment (400 concurrent 1 MB posts once took it to 561 MiB).
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { baseEnv, buildTrip, closeDb, provisionedPrefix, signToken, startStack, startWriter, type Writer } from '../support/harness';
+import { baseEnv, buildTrip, closeDb, provisionedPrefix, signToken, startWriter, type Writer } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { spawnService, stopAllServices, type ServiceProcess } from '../support/processes';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const POSTS = 400;
 const MiB = 1024 * 1024;
@@ -92,7 +93,7 @@ test(`${POSTS} concurrent 1 MB posts are answered 200 or 503 with Retry-After, a
 }, 120_000);
 
 test('a chunked body that outgrows the budget is answered 503 E-S1/1-05 with Retry-After, and one that fits is stored', async () => {
-  const stack = await startStack('body-flood-chunked', { env: { MAX_BUFFERED_BODY_BYTES: String(64 * 1024) } });
+  const stack = await startStack({ mode: 'in-process', label: 'body-flood-chunked', env: { MAX_BUFFERED_BODY_BYTES: String(64 * 1024) } });
   try {
     const sendChunked = (padding: number) =>
       fetch(`${stack.url}${TRIP_LOCATION_PATH}`, {

@@ -12,13 +12,13 @@ import {
   db,
   postJson,
   signToken,
-  startStack,
   uniqueDeviceImei,
   uniqueImei,
   type Stack,
 } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const BATCH = TRIP_LOCATION_BATCH_PATH;
@@ -61,7 +61,7 @@ async function anotherGateway(overrides: Record<string, string> = {}): Promise<G
 }
 
 beforeAll(async () => {
-  stack = await startStack('rate-limits', { env: deviceLimits });
+  stack = await startStack({ mode: 'in-process', label: 'rate-limits', env: deviceLimits });
 });
 afterAll(async () => {
   await Promise.allSettled(otherGateways.map((gateway) => gateway.stop()));

@@ -3,7 +3,7 @@
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { buildCategory, insertCategory } from '../categories/category-support';
 import { EventStream } from '../support/event-stream';
-import { buildGroup, buildTrip, closeDb, postJson, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
+import { buildGroup, buildTrip, closeDb, postJson, signToken, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import {
   CATEGORY_BASE_PATH,
@@ -12,6 +12,7 @@ import {
   TRIP_LOCATION_PATH,
   VEHICLE_GROUP_PATH,
 } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const GROUP = VEHICLE_GROUP_PATH;
@@ -25,7 +26,7 @@ let tight: Gateway;
 let auth: Record<string, string>;
 
 beforeAll(async () => {
-  stack = await startStack('security-headers');
+  stack = await startStack({ mode: 'in-process', label: 'security-headers' });
   tight = await startGateway(
     gatewayConfig({ ...stack.env, RATE_LIMIT_DEVICE_BURST: '1', RATE_LIMIT_DEVICE_PER_MINUTE: '1', MAX_STREAMS: '1' }),
   );

@@ -4,14 +4,19 @@
 // balancer keeps its own.
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildTrip, closeDb, db, signToken, startStack, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, signToken, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack('slow-clients', { env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' } });
+  stack = await startStack({
+    mode: 'in-process',
+    label: 'slow-clients',
+    env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' },
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -138,7 +143,11 @@ describe('slow bodies with a valid token', () => {
 
   beforeAll(async () => {
     // Room for four declared 1 MiB bodies, and a grace of a second before a body's pace is judged.
-    roomy = await startStack('slow-bodies', { env: { MAX_BUFFERED_BODY_BYTES: String(4 * 1024 * 1024), BODY_RATE_GRACE_MS: '1000' } });
+    roomy = await startStack({
+      mode: 'in-process',
+      label: 'slow-bodies',
+      env: { MAX_BUFFERED_BODY_BYTES: String(4 * 1024 * 1024), BODY_RATE_GRACE_MS: '1000' },
+    });
   });
   afterAll(async () => {
     await roomy?.stop();

@@ -3,9 +3,10 @@
 // PostgreSQL), and whatever it refuses gets a 400 JSON body naming exactly the bad fields.
 import fc from 'fast-check';
 import { closeKafka, commandsPublished } from '../support/kafka';
-import { closeDb, commandsPublishedSettled, db, signToken, startStack, type Stack } from '../support/harness';
+import { closeDb, commandsPublishedSettled, db, signToken, type Stack } from '../support/harness';
 import { formBody, invalidGroup, invalidTrip, jsonBody, validGroup, validTrip, type GroupCase, type TripCase } from './arbitraries';
 import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const RUNS = 50;
 
@@ -14,7 +15,7 @@ let auth: string;
 
 beforeAll(async () => {
   // Every gpsTime format over every instant since 1970: the past is bounded here by the formats alone.
-  stack = await startStack('stored-meaning', { env: { MAX_PAST_AGE: '100y' } });
+  stack = await startStack({ mode: 'in-process', label: 'stored-meaning', env: { MAX_PAST_AGE: '100y' } });
   auth = `Bearer ${await signToken()}`;
 });
 afterAll(async () => {

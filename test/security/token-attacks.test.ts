@@ -8,9 +8,10 @@ import { SignJWT } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { databaseState } from '../support/database-state';
 import { closeKafka, commandsPublished } from '../support/kafka';
-import { buildTrip, closeDb, commandsPublishedSettled, db, startStack, TEST_JWT_SECRET, type Stack } from '../support/harness';
+import { buildTrip, closeDb, commandsPublishedSettled, db, TEST_JWT_SECRET, type Stack } from '../support/harness';
 import { rawRequest } from './raw-http';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let rsaGateway: Gateway;
@@ -18,7 +19,7 @@ let publicKeyPem: string;
 let privateKey: KeyObject;
 
 beforeAll(async () => {
-  stack = await startStack('token-attacks');
+  stack = await startStack({ mode: 'in-process', label: 'token-attacks' });
   const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
   privateKey = pair.privateKey;
   publicKeyPem = pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();

@@ -13,7 +13,6 @@ import {
   db,
   postJson,
   signToken,
-  startStack,
   TEST_JWT_SECRET,
   uniqueDeviceImei,
   uniqueImei,
@@ -21,6 +20,7 @@ import {
 } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
 const BATCH = TRIP_LOCATION_BATCH_PATH;
@@ -31,7 +31,7 @@ let stack: Stack;
 let lenient: Gateway;
 
 beforeAll(async () => {
-  stack = await startStack('token-scopes', { env: { JWT_REQUIRED_SCOPES: 'true', JWT_DEVICE_CLAIM: 'imei' } });
+  stack = await startStack({ mode: 'in-process', label: 'token-scopes', env: { JWT_REQUIRED_SCOPES: 'true', JWT_DEVICE_CLAIM: 'imei' } });
   const { JWT_REQUIRED_SCOPES: _scopes, JWT_DEVICE_CLAIM: _claim, ...defaults } = stack.env;
   lenient = await startGateway(gatewayConfig(defaults));
 });

@@ -7,10 +7,11 @@ import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.sc
 import { createPartition } from '../../services/trip-writer/src/trip-partitions';
 import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { closeKafka, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const SINGLE_PATH = TRIP_LOCATION_PATH;
 const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
@@ -40,7 +41,7 @@ describe('the past a position may come from', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await startStack('past-age', { env: { MAX_PAST_AGE: '30d' } });
+    stack = await startStack({ mode: 'in-process', label: 'past-age', env: { MAX_PAST_AGE: '30d' } });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -82,7 +83,11 @@ describe('the past a position may come from', () => {
 test('with TRIP_RETENTION_DAYS set, a position already past the retention is refused with 400 naming gpsTime', async () => {
   // A database of its own: the trip-writer's retention drops the older days of the database it writes to.
   const database = await privateDatabase('retention');
-  const stack = await startStack('past-retention', { env: { DATABASE_URL: database.url, TRIP_RETENTION_DAYS: '10' } });
+  const stack = await startStack({
+    mode: 'in-process',
+    label: 'past-retention',
+    env: { DATABASE_URL: database.url, TRIP_RETENTION_DAYS: '10' },
+  });
   try {
     const trip = daysAgo(uniqueImei(), 11);
     const res = await postJson(`${stack.url}${SINGLE_PATH}`, trip, auth);
@@ -109,7 +114,9 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
     // machine that took longer than the default 10 s a write waits for its reply, and the first backfill
     // was answered 503 (stored all the same). What this suite asks is that it is stored and that nobody
     // else waits behind it, so the backfill may wait as long as its DDL takes.
-    stack = await startStack('backfill', {
+    stack = await startStack({
+      mode: 'in-process',
+      label: 'backfill',
       env: { DATABASE_URL: database.url, MAX_PAST_AGE: `${BACKFILL_DAYS + 2}d`, REPLY_TIMEOUT_MS: '30000' },
     });
   });
@@ -201,7 +208,7 @@ describe('a batch the database fails for good', () => {
       END $$;
       CREATE TRIGGER fail_like_lock_exhaustion AFTER INSERT ON trip_locations
         REFERENCING NEW TABLE AS stored FOR EACH STATEMENT EXECUTE FUNCTION fail_like_lock_exhaustion();`);
-    stack = await startStack('poison-batch', { env: { DATABASE_URL: database.url } });
+    stack = await startStack({ mode: 'in-process', label: 'poison-batch', env: { DATABASE_URL: database.url } });
   });
   afterAll(async () => {
     await stack?.stop();

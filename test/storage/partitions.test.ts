@@ -10,21 +10,11 @@ import { createPartitionGuard } from '../../services/trip-writer/src/partition-g
 import { maintainPartitions } from '../../services/trip-writer/src/partition-maintenance';
 import { createPartitionMetrics } from '../../services/trip-writer/src/partition-metrics';
 import { closeKafka } from '../support/kafka';
-import {
-  baseEnv,
-  buildTrip,
-  closeDb,
-  db,
-  postJson,
-  provisionedPrefix,
-  signToken,
-  startStack,
-  startWriter,
-  type Stack,
-} from '../support/harness';
+import { baseEnv, buildTrip, closeDb, db, postJson, provisionedPrefix, signToken, startWriter, type Stack } from '../support/harness';
 import { privateDatabase } from '../support/private-database';
 import { scrape } from '../support/scrape';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const SINGLE_PATH = TRIP_LOCATION_PATH;
 const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
@@ -64,7 +54,7 @@ describe('on the partitioned table, through the running stack', () => {
 
   beforeAll(async () => {
     // Days in 1990 and 1991 are days no other test writes to: the past is opened that far.
-    stack = await startStack('partitions', { env: { MAX_PAST_AGE: '50y' } });
+    stack = await startStack({ mode: 'in-process', label: 'partitions', env: { MAX_PAST_AGE: '50y' } });
     auth = { authorization: `Bearer ${await signToken()}` };
   });
   afterAll(async () => {

@@ -95,7 +95,7 @@ export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Pro
 }
 
 /** Gateway and writers in this process, on a topic prefix of their own. */
-export async function startStack(label: string, options: StackOptions = {}): Promise<Stack> {
+export async function startInProcessStack(label: string, options: StackOptions = {}): Promise<Stack> {
   const prefix = await provisionedPrefix(label);
   const env = baseEnv(prefix, options.env);
   const tripWriters = await Promise.all(Array.from({ length: options.tripWriters ?? 1 }, () => startWriter('trip', env)));

@@ -3,16 +3,17 @@
 // must not be able to tell which: the status, the body, the headers the gateway sets, what is stored and
 // the route label of the request metric are the same either way.
 import { buildCategory, insertCategory } from '../categories/category-support';
-import { buildGroup, buildTrip, closeDb, db, signToken, startStack, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
+import { buildGroup, buildTrip, closeDb, db, signToken, TEST_API_KEY, uniqueImei, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { CATEGORY_BASE_PATH, DEVICES_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let bearer: string;
 
 beforeAll(async () => {
-  stack = await startStack('direct-routes');
+  stack = await startStack({ mode: 'in-process', label: 'direct-routes' });
   bearer = `Bearer ${await signToken()}`;
 });
 afterAll(async () => {

@@ -7,20 +7,10 @@ import { topicsFor } from '@fleet/shared/kafka/topics';
 import { closeKafka, createTopic } from '../support/kafka';
 import { boundedWait } from '../support/deadline';
 import { eventually } from '../support/eventually';
-import {
-  baseEnv,
-  buildTrip,
-  closeDb,
-  db,
-  postJson,
-  signToken,
-  startStack,
-  startWriter,
-  uniquePrefix,
-  type Stack,
-} from '../support/harness';
+import { baseEnv, buildTrip, closeDb, db, postJson, signToken, startWriter, uniquePrefix, type Stack } from '../support/harness';
 import { scrape } from '../support/scrape';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let auth: { authorization: string };
 
@@ -57,7 +47,7 @@ describe('four gateways', () => {
   const gateways: Gateway[] = [];
 
   beforeAll(async () => {
-    stack = await startStack('gateways');
+    stack = await startStack({ mode: 'in-process', label: 'gateways' });
     gateways.push(stack.gateway);
     for (let added = 0; added < 3; added += 1) gateways.push(await startGateway(gatewayConfig(stack.env)));
     await eventually(async () => (await Promise.all(gateways.map(ready))).every(Boolean), 60_000, { what: 'all four gateways ready' });

@@ -3,16 +3,17 @@
 // default) have passed since the create that used it. Expiry is tested by backdating the group's
 // created_at in the database, which is what the writer measures a key's age by.
 import { randomUUID } from 'node:crypto';
-import { buildGroup, closeDb, db, postJson, signToken, startStack, startWriter, type Stack } from '../support/harness';
+import { buildGroup, closeDb, db, postJson, signToken, startWriter, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka } from '../support/kafka';
 import { VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let url: string;
 
 beforeAll(async () => {
-  stack = await startStack('idempotency-keys');
+  stack = await startStack({ mode: 'in-process', label: 'idempotency-keys' });
   url = `${stack.url}${VEHICLE_GROUP_PATH}`;
 });
 afterAll(async () => {

@@ -1,13 +1,14 @@
 // The reply topic as a writer fills it: the replies to a batch travel together, one message carrying
 // many, and every command published gets exactly one reply naming its row.
 import { closeKafka, messagesIn, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, type Stack } from '../support/harness';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack('replies');
+  stack = await startStack({ mode: 'in-process', label: 'replies' });
 });
 afterAll(async () => {
   await stack?.stop();

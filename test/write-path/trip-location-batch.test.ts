@@ -1,8 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
 const SINGLE_PATH = TRIP_LOCATION_PATH;
@@ -12,7 +13,7 @@ let url: string;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('trip-batch');
+  stack = await startStack({ mode: 'in-process', label: 'trip-batch' });
   url = `${stack.url}${BATCH_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
@@ -431,7 +432,7 @@ describe('without a reply in time', () => {
   let silent: Stack;
   beforeAll(async () => {
     // No trip-writer yet: the commands are published, and nothing answers them.
-    silent = await startStack('trip-batch-timeout', { tripWriters: 0, env: { REPLY_TIMEOUT_MS: '1500' } });
+    silent = await startStack({ mode: 'in-process', label: 'trip-batch-timeout', tripWriters: 0, env: { REPLY_TIMEOUT_MS: '1500' } });
   });
   afterAll(async () => {
     await silent?.stop();

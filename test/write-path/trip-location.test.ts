@@ -1,8 +1,9 @@
 import { SignJWT } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn } from '../support/kafka';
-import { buildTrip, closeDb, db, postForm, postJson, signToken, startStack, TEST_JWT_SECRET, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postForm, postJson, signToken, TEST_JWT_SECRET, type Stack } from '../support/harness';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let url: string;
@@ -10,7 +11,7 @@ let auth: { authorization: string };
 
 beforeAll(async () => {
   // The last leap second was in 2016: the past is opened that far for the test of its reading.
-  stack = await startStack('trip-location', { env: { MAX_PAST_AGE: '20y' } });
+  stack = await startStack({ mode: 'in-process', label: 'trip-location', env: { MAX_PAST_AGE: '20y' } });
   url = `${stack.url}${TRIP_LOCATION_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });

@@ -1,24 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import {
-  buildGroup,
-  closeDb,
-  commandsPublishedSettled,
-  db,
-  postJson,
-  signToken,
-  startStack,
-  startWriter,
-  type Stack,
-} from '../support/harness';
+import { buildGroup, closeDb, commandsPublishedSettled, db, postJson, signToken, startWriter, type Stack } from '../support/harness';
 import { closeKafka, commandsPublished } from '../support/kafka';
 import { VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let url: string;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  stack = await startStack('vehicle-group');
+  stack = await startStack({ mode: 'in-process', label: 'vehicle-group' });
   url = `${stack.url}${VEHICLE_GROUP_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });
@@ -223,7 +214,12 @@ describe('when no group-writer confirms the create in time', () => {
   let groupUrl: string;
 
   beforeAll(async () => {
-    unconfirmed = await startStack('vehicle-group-unconfirmed', { groupWriters: 0, env: { REPLY_TIMEOUT_MS: '1000' } });
+    unconfirmed = await startStack({
+      mode: 'in-process',
+      label: 'vehicle-group-unconfirmed',
+      groupWriters: 0,
+      env: { REPLY_TIMEOUT_MS: '1000' },
+    });
     groupUrl = `${unconfirmed.url}${VEHICLE_GROUP_PATH}`;
   });
   afterAll(async () => {
@@ -276,7 +272,7 @@ describe('under load, with the group-writer stopped for a while', () => {
   let groupUrl: string;
 
   beforeAll(async () => {
-    loaded = await startStack('vehicle-group-load', { env: { REPLY_TIMEOUT_MS: '1000' } });
+    loaded = await startStack({ mode: 'in-process', label: 'vehicle-group-load', env: { REPLY_TIMEOUT_MS: '1000' } });
     groupUrl = `${loaded.url}${VEHICLE_GROUP_PATH}`;
   });
   afterAll(async () => {

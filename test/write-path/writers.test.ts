@@ -2,8 +2,9 @@ import { scrape } from '../support/scrape';
 import { eventually } from '../support/eventually';
 import { boundedWait } from '../support/deadline';
 import { closeKafka, createTopic, groupLag, produceRaw, readTopic } from '../support/kafka';
-import { buildTrip, closeDb, db, postJson, signToken, startStack, startWriter, uniqueImei, type Stack } from '../support/harness';
+import { buildTrip, closeDb, db, postJson, signToken, startWriter, uniqueImei, type Stack } from '../support/harness';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
+import { startStack } from '../support/stack';
 
 let stack: Stack;
 let url: string;
@@ -15,7 +16,7 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   // A long reply timeout: requests posted while no writer runs wait for the next one.
-  stack = await startStack('writers', { env: { REPLY_TIMEOUT_MS: '60000' } });
+  stack = await startStack({ mode: 'in-process', label: 'writers', env: { REPLY_TIMEOUT_MS: '60000' } });
   url = `${stack.url}${TRIP_LOCATION_PATH}`;
   auth = { authorization: `Bearer ${await signToken()}` };
 });

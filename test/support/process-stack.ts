@@ -1,8 +1,8 @@
-// The fault tests' stack: real service processes (gateway, trip-writers, group-writers) on the run's
+// A stack of real service processes (gateway, trip-writers, group-writers) on the run's
 // servers or a database of the test's own, each of which a test may kill, freeze or restart.
-import { baseEnv, uniquePrefix } from '../support/harness';
-import { provisionTopics } from '../support/kafka';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { baseEnv, uniquePrefix } from './harness';
+import { provisionTopics } from './kafka';
+import { spawnService, type ServiceProcess } from './processes';
 import { TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 
 export interface ProcessStack {
