@@ -15,7 +15,7 @@ export interface ApiClient {
   readonly url: string;
   /** The Authorization header it sends; undefined when none. */
   readonly authorization: string | undefined;
-  /** A JSON body (a string is sent as is). */
+  /** A JSON body (a string or bytes are sent as they are, e.g. NDJSON or gzip). */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
   /** A form body. */
   postForm(path: string, fields: Record<string, string> | string, headers?: Record<string, string>): Promise<Answer>;
@@ -44,7 +44,7 @@ export function apiClient(url: string, authorization?: string): ApiClient {
       send(path, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
+        body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       }),
     postForm: (path, fields, headers = {}) =>
       send(path, {

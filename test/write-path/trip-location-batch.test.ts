@@ -4,18 +4,19 @@ import { closeKafka, messagesIn, readTopic } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { testClient, type ApiClient, type Answer } from '../support/api-client';
 
 const BATCH_PATH = TRIP_LOCATION_BATCH_PATH;
 const SINGLE_PATH = TRIP_LOCATION_PATH;
 
 let stack: Stack;
-let url: string;
+let api: ApiClient;
 let auth: { authorization: string };
 
 beforeAll(async () => {
   stack = await startStack({ mode: 'in-process', label: 'trip-batch' });
-  url = `${stack.url}${BATCH_PATH}`;
-  auth = { authorization: `Bearer ${await signToken()}` };
+  api = await testClient(stack);
+  auth = { authorization: api.authorization! };
 });
 afterAll(async () => {
   await stack?.stop();
@@ -23,24 +24,12 @@ afterAll(async () => {
   await closeDb();
 });
 
-interface Answer {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-async function post(target: string, body: string | Buffer, headers: Record<string, string>): Promise<Answer> {
-  const response = await fetch(target, { method: 'POST', headers, body });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
-}
-
 const commandsOfSingle = (message: { value: string | undefined }) => (JSON.parse(message.value!) as { gpsTime: string }).gpsTime;
 
 const ndjson = (trips: unknown[]) => `${trips.map((trip) => JSON.stringify(trip)).join('\n')}\n`;
 
 const postNdjson = (body: string | Buffer, headers: Record<string, string> = {}) =>
-  post(url, body, { 'content-type': 'application/x-ndjson', ...auth, ...headers });
+  api.post(BATCH_PATH, body, { 'content-type': 'application/x-ndjson', ...headers });
 
 async function storedRows(imeis: unknown[]) {
   const result = await db().query('SELECT * FROM trip_locations WHERE imei = ANY($1::text[]) ORDER BY id', [[...new Set(imeis)]]);
@@ -86,7 +75,7 @@ const okItems = (body: any) => body.data.items as Array<{ index: number; id: num
 describe('storing', () => {
   test('a JSON array is stored with every field as sent, and answered in request order with the row ids', async () => {
     const trips = [...track(2), ...track(1), buildTrip({ angle: undefined, temp: undefined, door1: undefined })];
-    const res = await postJson(url, trips, auth);
+    const res = await api.post(BATCH_PATH, trips);
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -113,7 +102,7 @@ describe('storing', () => {
 
   test('a gzipped JSON array and a gzipped NDJSON body are read and stored', async () => {
     const asJson = track(2);
-    const json = await post(url, gzipSync(JSON.stringify(asJson)), {
+    const json = await api.post(BATCH_PATH, gzipSync(JSON.stringify(asJson)), {
       'content-type': 'application/json',
       'content-encoding': 'gzip',
       ...auth,
@@ -140,7 +129,7 @@ describe('storing', () => {
       track5[4],
     ];
 
-    const res = await postJson(url, trips, auth);
+    const res = await api.post(BATCH_PATH, trips);
 
     expect(res.status).toBe(200);
     expect(res.body.data.accepted).toBe(2);
@@ -150,7 +139,7 @@ describe('storing', () => {
     expect(items[0]).toEqual({ index: 0, id: expect.any(Number) });
     expect(items[4]).toEqual({ index: 4, id: expect.any(Number) });
     for (const index of [1, 3]) {
-      const single = await postJson(`${stack.url}${SINGLE_PATH}`, trips[index], auth);
+      const single = await api.post(SINGLE_PATH, trips[index]);
       expect(single.status).toBe(400);
       expect(items[index]).toEqual({ index, error: single.body });
     }
@@ -175,7 +164,7 @@ describe('storing', () => {
     const [trip, other] = track(2);
     // The same instant written as epoch milliseconds is the same position.
     const again = { ...trip, gpsTime: Date.parse(String(trip!.gpsTime)) };
-    const res = await postJson(url, [trip, other, again, trip], auth);
+    const res = await api.post(BATCH_PATH, [trip, other, again, trip]);
 
     expect(res.status).toBe(200);
     expect(res.body.data.accepted).toBe(4);
@@ -188,10 +177,10 @@ describe('storing', () => {
 
   test('a batch re-sent, or holding a position stored by a single post, answers the existing ids and stores nothing twice', async () => {
     const trips = track(5);
-    const single = await postJson(`${stack.url}${SINGLE_PATH}`, trips[2], auth);
+    const single = await api.post(SINGLE_PATH, trips[2]);
     expect(single.status).toBe(200);
 
-    const first = await postJson(url, trips, auth);
+    const first = await api.post(BATCH_PATH, trips);
     expect(first.status).toBe(200);
     expect(okItems(first.body)[2]!.id).toBe(single.body.data.id);
 
@@ -209,12 +198,12 @@ describe('storing', () => {
     const imeis = new Set(devices.map((positions) => String(positions[0]!.imei)));
     const before = await messagesIn(topic);
 
-    const res = await postJson(url, trips, auth);
+    const res = await api.post(BATCH_PATH, trips);
     expect(res.status).toBe(200);
     expect(res.body.data.accepted).toBe(60);
     // One more post of a device, which the producer places by its key alone.
     const single = buildTrip({ imei: devices[0]![0]!.imei, gpsTime: new Date(Date.now() - 3_600_000).toISOString() });
-    expect((await postJson(`${stack.url}${SINGLE_PATH}`, single, auth)).status).toBe(200);
+    expect((await api.post(SINGLE_PATH, single)).status).toBe(200);
 
     const published = await readTopic(topic, await messagesIn(topic));
     const lists = published.filter((message) => message.value!.startsWith('['));
@@ -245,7 +234,7 @@ describe('storing', () => {
     const devices = Array.from({ length: 10 }, () => track(100));
     // Interleaved, as an aggregator in front of many devices uploads them.
     const trips = Array.from({ length: 1000 }, (_, i) => devices[i % 10]![Math.floor(i / 10)]!);
-    const res = await post(url, gzipSync(JSON.stringify(trips)), {
+    const res = await api.post(BATCH_PATH, gzipSync(JSON.stringify(trips)), {
       'content-type': 'application/json',
       'content-encoding': 'gzip',
       ...auth,
@@ -264,7 +253,7 @@ describe('storing', () => {
       expect(ids).toEqual([...ids].sort((a, b) => a - b));
     }
 
-    const again = await postJson(url, trips, auth);
+    const again = await api.post(BATCH_PATH, trips);
     expect(again.status).toBe(200);
     expect(okItems(again.body)).toEqual(items);
     expect(await storedRows(trips.map((trip) => trip.imei))).toHaveLength(1000);
@@ -318,14 +307,14 @@ describe('a batch that grows past a message once normalised', () => {
     const others = Array.from({ length: 12 }, () => buildTrip());
 
     const [batches, singles] = await Promise.all([
-      Promise.all(bodies.map((body) => postJson(url, body, auth))),
-      Promise.all(others.map((trip) => postJson(`${stack.url}${SINGLE_PATH}`, trip, auth))),
+      Promise.all(bodies.map((body) => api.post(BATCH_PATH, body))),
+      Promise.all(others.map((trip) => api.post(SINGLE_PATH, trip))),
     ]);
 
     expect(batches.map((answer) => [answer.status, answer.body?.data?.accepted])).toEqual(imeis.map(() => [200, 1000]));
     expect(singles.map((answer) => answer.status)).toEqual(others.map(() => 200));
     for (const imei of imeis) expect(await storedRows([imei])).toHaveLength(1000);
-    const after = await postJson(`${stack.url}${SINGLE_PATH}`, buildTrip(), auth);
+    const after = await api.post(SINGLE_PATH, buildTrip());
     expect(after.status).toBe(200);
   });
 });
@@ -345,16 +334,19 @@ describe('refusals store and publish nothing', () => {
 
   test('without a token, responds 401 E-G1/1-01', async () => {
     const trips = track(2);
-    await expectRefused(() => postJson(url, trips), 401, { code: 'E-G1/1-01', message: 'Authentication token is required' }, [
-      trips[0]!.imei,
-    ]);
+    await expectRefused(
+      () => api.as(undefined).post(BATCH_PATH, trips),
+      401,
+      { code: 'E-G1/1-01', message: 'Authentication token is required' },
+      [trips[0]!.imei],
+    );
   });
 
   test('with an expired or malformed token, responds 400 E-V1/1-03 as the single route does', async () => {
     const trips = track(2);
     const expired = await signToken({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
     await expectRefused(
-      () => postJson(url, trips, { authorization: `Bearer ${expired}` }),
+      () => api.as(`Bearer ${expired}`).post(BATCH_PATH, trips),
       400,
       { code: 'E-V1/1-03', message: 'An error occurred while executing the query', detail: 'Context creation failed: jwt expired' },
       [trips[0]!.imei],
@@ -367,32 +359,35 @@ describe('refusals store and publish nothing', () => {
 
   test('another content type responds 415 JSON', async () => {
     const trips = track(1);
-    await expectRefused(() => post(url, JSON.stringify(trips), { 'content-type': 'text/plain', ...auth }), 415, { code: 'E-V1/1-04' }, [
-      trips[0]!.imei,
-    ]);
-    await expectRefused(() => post(url, 'imei=1', { 'content-type': 'application/x-www-form-urlencoded', ...auth }), 415, {
+    await expectRefused(
+      () => api.post(BATCH_PATH, JSON.stringify(trips), { 'content-type': 'text/plain', ...auth }),
+      415,
+      { code: 'E-V1/1-04' },
+      [trips[0]!.imei],
+    );
+    await expectRefused(() => api.post(BATCH_PATH, 'imei=1', { 'content-type': 'application/x-www-form-urlencoded', ...auth }), 415, {
       code: 'E-V1/1-04',
     });
   });
 
   test('an empty batch responds 400, as JSON and as NDJSON', async () => {
-    await expectRefused(() => postJson(url, [], auth), 400, invalidBody('body: Must hold at least 1 position'));
+    await expectRefused(() => api.post(BATCH_PATH, []), 400, invalidBody('body: Must hold at least 1 position'));
     await expectRefused(() => postNdjson('\n\n'), 400, invalidBody('body: Must hold at least 1 position'));
   });
 
   test('more than 1,000 positions responds 400 and stores none of them', async () => {
     const trips = track(1001);
-    await expectRefused(() => postJson(url, trips, auth), 400, invalidBody('body: Must hold at most 1000 positions'), [trips[0]!.imei]);
+    await expectRefused(() => api.post(BATCH_PATH, trips), 400, invalidBody('body: Must hold at most 1000 positions'), [trips[0]!.imei]);
     await expectRefused(() => postNdjson(ndjson(trips)), 400, invalidBody('body: Must hold at most 1000 positions'), [trips[0]!.imei]);
   });
 
   test('a JSON body that is not an array (a single position) responds 400', async () => {
     const trip = buildTrip();
-    await expectRefused(() => postJson(url, trip, auth), 400, invalidBody('body: Expected an array of trip locations'), [trip.imei]);
+    await expectRefused(() => api.post(BATCH_PATH, trip), 400, invalidBody('body: Expected an array of trip locations'), [trip.imei]);
   });
 
   test('malformed JSON responds 400 E-V1/1-02', async () => {
-    await expectRefused(() => postJson(url, '[{"imei": "1",', auth), 400, {
+    await expectRefused(() => api.post(BATCH_PATH, '[{"imei": "1",'), 400, {
       code: 'E-V1/1-02',
       message: 'The request body could not be parsed',
       detail: 'the body is not valid JSON',
@@ -412,12 +407,12 @@ describe('refusals store and publish nothing', () => {
 
   test('a body over the limit responds 413, and so does a small gzipped body that inflates over it', async () => {
     const trips = track(1).map((trip): Record<string, unknown> => ({ ...trip, padding: 'x'.repeat(1024 * 1024) }));
-    await expectRefused(() => postJson(url, trips, auth), 413, { code: 'E-V1/1-05' }, [trips[0]!.imei]);
+    await expectRefused(() => api.post(BATCH_PATH, trips), 413, { code: 'E-V1/1-05' }, [trips[0]!.imei]);
 
     const bomb = gzipSync(JSON.stringify(trips));
     expect(bomb.length).toBeLessThan(64 * 1024);
     await expectRefused(
-      () => post(url, bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip', ...auth }),
+      () => api.post(BATCH_PATH, bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip', ...auth }),
       413,
       { code: 'E-V1/1-05' },
       [trips[0]!.imei],
