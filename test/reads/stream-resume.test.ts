@@ -44,6 +44,9 @@ test(`a stream of ${DEVICES} devices dropped ${ROUNDS} times while they post get
         posted.push(answer.body.data.id);
       }
       await eventually(() => stream.events.length > 0, 10_000, { what: 'the first event' });
+      // Each drop cuts an open connection: one dropped while the last reconnect is still under way would
+      // only abort that attempt, and the stream would be dropped fewer times than the rounds.
+      await eventually(() => stream.connections === round + 1, 10_000, { what: 'the stream connected again' });
       stream.drop();
     }
     // Every position may arrive before the last drop's reconnection: wait for both.
