@@ -264,8 +264,8 @@ describe('the migration that partitions trip_locations', () => {
       await migrate(database.url, createLogger('test-setup', 'warn'));
 
       const after = (await database.pool.query('SELECT * FROM trip_locations ORDER BY id')).rows;
-      // Every column as it was; the later migrations' new column (attributes) is null on old rows.
-      expect(after).toEqual(before.map((row) => ({ ...row, attributes: null })));
+      // Every column as it was; the later migrations' new columns (attributes, filtered) are null on old rows.
+      expect(after).toEqual(before.map((row) => ({ ...row, attributes: null, filtered: null })));
       const { rows: placed } = await database.pool.query(
         'SELECT imei, tableoid::regclass::text AS partition FROM trip_locations ORDER BY id',
       );

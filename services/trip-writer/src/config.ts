@@ -5,6 +5,8 @@ import { loadConfig } from '@fleet/shared/config';
 import { integer } from '@fleet/shared/schemas/checks';
 import { writerEnv } from '@fleet/shared/writer-service';
 
+const nonNegativeNumber = (fallback: number) => z.coerce.number().min(0).default(fallback);
+
 const tripWriterEnv = writerEnv.extend({
   /** Days after today whose partitions exist before their first position arrives; a week at least. */
   TRIP_PARTITIONS_AHEAD_DAYS: z.coerce.number().check(integer()).min(7).max(366).default(7),
@@ -18,6 +20,15 @@ const tripWriterEnv = writerEnv.extend({
   ),
   /** How often partitions are created ahead and expired ones dropped; the first run is at start. */
   TRIP_PARTITION_MAINTENANCE_INTERVAL_MS: z.coerce.number().check(integer()).min(1000).default(3_600_000),
+  /**
+   * A position implying a speed above this (km/h) from its device's newest unfiltered fix is stored as
+   * filtered (a jump); 0 turns the rule off.
+   */
+  FILTER_MAX_SPEED_KMH: nonNegativeNumber(1000),
+  /** A position whose `accuracy` attribute (metres) is above this is stored as filtered; 0 (the default): off. */
+  FILTER_MAX_ACCURACY_M: nonNegativeNumber(0),
+  /** A position whose `hdop` attribute is above this is stored as filtered; 0 (the default): off. */
+  FILTER_MAX_HDOP: nonNegativeNumber(0),
 });
 
 export type TripWriterConfig = z.output<typeof tripWriterEnv>;

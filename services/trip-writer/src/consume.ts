@@ -7,6 +7,7 @@ import type { TopicLayout } from '@fleet/shared/kafka/topic-layout';
 import { positionEvent, type PositionEvent } from '@fleet/shared/schemas/position-event';
 import { tripLocationCommandSchema, type TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { PartitionGuard } from './partition-guard';
+import type { FilterReason, FilterSettings } from './position-filters';
 import { storeTripLocations, type TripLocationRow } from './trip-store';
 
 export function tripInformation(trip: TripLocationCommand, duplicate: boolean): string {
@@ -24,18 +25,29 @@ function isMissingPartition(error: unknown): boolean {
   return code === '23514' && constraint === undefined;
 }
 
-async function storeInPartitions(pool: Pool, guard: PartitionGuard, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
+async function storeInPartitions(
+  pool: Pool,
+  guard: PartitionGuard,
+  trips: TripLocationCommand[],
+  filters: FilterSettings,
+): Promise<TripLocationRow[]> {
   const gpsTimes = trips.map((trip) => trip.gpsTime);
   await guard.ensureFor(gpsTimes);
   try {
-    return await storeTripLocations(pool, trips);
+    return await storeTripLocations(pool, trips, filters);
   } catch (error) {
     if (!isMissingPartition(error)) throw error;
     // A partition this writer remembered was dropped since, by another writer's retention: look again.
     guard.forgetAll();
     await guard.ensureFor(gpsTimes);
-    return storeTripLocations(pool, trips);
+    return storeTripLocations(pool, trips, filters);
   }
+}
+
+export interface TripFiltering {
+  settings: FilterSettings;
+  /** Counts a position newly stored as filtered. */
+  counted: (reason: FilterReason) => void;
 }
 
 /**
@@ -85,19 +97,24 @@ export function positionAnnouncements(
 
 /**
  * `positionsTopic`: where each committed position is announced for live streams (positionAnnouncements),
- * placed by `published`, its partitions. A position stored before (a retry) is not new.
+ * placed by `published`, its partitions. A position stored before (a retry) is not new, and a filtered
+ * one (position-filters.ts) is stored and answered but never announced.
  */
 export function consumeTripLocations(
   pool: Pool,
   guard: PartitionGuard,
   positionsTopic: string,
   published: TopicLayout,
+  filtering: TripFiltering,
 ): CommandHandler<typeof tripLocationCommandSchema> {
   return {
     schema: tripLocationCommandSchema,
     async store(trips) {
-      const rows = await storeInPartitions(pool, guard, trips);
-      return rows.map((row, index) => ({ ...row, information: tripInformation(trips[index]!, row.duplicate) }));
+      const rows = await storeInPartitions(pool, guard, trips, filtering.settings);
+      return rows.map(({ id, duplicate, filtered }, index) => {
+        if (filtered !== null && !duplicate) filtering.counted(filtered);
+        return { id, duplicate, silent: filtered !== null, information: tripInformation(trips[index]!, duplicate) };
+      });
     },
     announce(stored) {
       const events = stored.map(({ command, result }) => positionEvent(command, result.id));

@@ -9,16 +9,17 @@ import { consumeTripLocations } from './consume';
 import { createPartitionGuard, type PartitionGuard } from './partition-guard';
 import { startPartitionMaintenance } from './partition-maintenance';
 import { createPartitionMetrics, type PartitionMetrics } from './partition-metrics';
+import { filteredCounter, type FilterReason } from './position-filters';
 
 export { writerConfig, tripWriterEnvNames, type TripWriterConfig } from './config';
 
 export function start(config: TripWriterConfig, logger: Logger = createLogger('trip-writer', config.LOG_LEVEL)): Promise<RunningWriter> {
-  let partitions: { guard: PartitionGuard; metrics: PartitionMetrics } | undefined;
+  let partitions: { guard: PartitionGuard; metrics: PartitionMetrics; filtered: (reason: FilterReason) => void } | undefined;
   // One guard and one set of counters per writer, shared by its upkeep and its handler, whichever asks first.
   const partitionsOf = (context: WriterContext) => {
     if (!partitions) {
       const metrics = createPartitionMetrics(context.registry, context.logger);
-      partitions = { metrics, guard: createPartitionGuard(context.pool, metrics) };
+      partitions = { metrics, guard: createPartitionGuard(context.pool, metrics), filtered: filteredCounter(context.registry) };
     }
     return partitions;
   };
@@ -36,7 +37,14 @@ export function start(config: TripWriterConfig, logger: Logger = createLogger('t
           { pool: context.pool, logger: context.logger, ...partitionsOf(context) },
         ),
       consume: (pool, context) =>
-        consumeTripLocations(pool, partitionsOf(context).guard, topicsFor(config.KAFKA_TOPIC_PREFIX).positions, context.published),
+        consumeTripLocations(pool, partitionsOf(context).guard, topicsFor(config.KAFKA_TOPIC_PREFIX).positions, context.published, {
+          settings: {
+            maxSpeedKmh: config.FILTER_MAX_SPEED_KMH,
+            maxAccuracyMeters: config.FILTER_MAX_ACCURACY_M,
+            maxHdop: config.FILTER_MAX_HDOP,
+          },
+          counted: partitionsOf(context).filtered,
+        }),
     },
     config,
     logger,

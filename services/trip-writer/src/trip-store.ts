@@ -4,13 +4,19 @@
 // commit together or not at all.
 import type { Pool, PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
+import { filterReasons, type FilterReason, type FilterSettings, type Fix } from './position-filters';
 
 /** The row a trip location command came to. */
 export interface TripLocationRow {
   id: number;
   /** True when the row existed before this command (a retry or a redelivery). */
   duplicate: boolean;
+  /** Why the position is not fit to use (position-filters.ts); null when it is. */
+  filtered: FilterReason | null;
 }
+
+/** The filters' defaults: latitude and longitude both 0, and a jump faster than 1000 km/h. */
+export const DEFAULT_FILTERS: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0 };
 
 /**
  * The insert, and the newest of the stored positions per device as its last location, in one statement.
@@ -30,20 +36,23 @@ const INSERT_BATCH = `
   WITH inserted AS (
     INSERT INTO trip_locations
       (imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
-       attributes)
+       attributes, filtered)
     SELECT * FROM unnest(
       $1::text[], $2::timestamptz[], $3::float8[], $4::float8[], $5::float8[], $6::bool[], $7::float8[],
-      $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[], $14::jsonb[])
+      $8::int[], $9::bool[], $10::bool[], $11::float8[], $12::float8[], $13::timestamptz[], $14::jsonb[], $15::text[])
     ON CONFLICT (imei, gps_time) DO NOTHING
     RETURNING *
+  ), received AS (
+    SELECT *, max(received_at) OVER (PARTITION BY imei) AS seen FROM inserted
   ), latest AS (
     INSERT INTO device_last_locations AS last
       (imei, trip_location_id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
        attributes, last_seen_at)
     SELECT DISTINCT ON (imei)
       imei, id, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, received_at,
-      attributes, max(received_at) OVER (PARTITION BY imei)
-    FROM inserted
+      attributes, seen
+    FROM received
+    WHERE filtered IS NULL
     ORDER BY imei, gps_time DESC
     ON CONFLICT (imei) DO UPDATE SET
       trip_location_id = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.trip_location_id ELSE last.trip_location_id END,
@@ -61,11 +70,20 @@ const INSERT_BATCH = `
       received_at = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.received_at ELSE last.received_at END,
       attributes = CASE WHEN excluded.gps_time > last.gps_time THEN excluded.attributes ELSE last.attributes END,
       last_seen_at = greatest(last.last_seen_at, excluded.last_seen_at)
+  ), heard AS (
+    -- A device that sent only filtered positions was still heard from: its last location stays, its
+    -- last_seen_at moves. (Devices with a position fit to use are the upsert's above, never both.)
+    UPDATE device_last_locations AS last SET last_seen_at = greatest(last.last_seen_at, f.seen)
+    FROM (SELECT imei, max(received_at) AS seen FROM inserted GROUP BY imei HAVING bool_and(filtered IS NOT NULL)) f
+    WHERE last.imei = f.imei
   ), late AS (
     INSERT INTO late_positions (id, imei, gps_time, received_at)
-    SELECT id, imei, gps_time, received_at FROM inserted WHERE gps_time < received_at - ${LATE_AFTER}
+    SELECT id, imei, gps_time, received_at FROM inserted WHERE filtered IS NULL AND gps_time < received_at - ${LATE_AFTER}
   )
-  SELECT id, imei, gps_time FROM inserted`;
+  SELECT id, imei, gps_time, filtered FROM inserted`;
+
+/** Each device's newest stored fix fit to use: what a new fix's implied speed is measured from. */
+const NEWEST_FIXES = 'SELECT imei, gps_time, latitude, longitude FROM device_last_locations WHERE imei = ANY($1::text[])';
 
 /**
  * The rows of positions that were stored before. The condition on gps_time alone lets the planner prune
@@ -73,7 +91,7 @@ const INSERT_BATCH = `
  * daily partition of the table, and a transaction past max_locks_per_transaction fails.
  */
 const SELECT_EXISTING = `
-  SELECT t.id, t.imei, t.gps_time
+  SELECT t.id, t.imei, t.gps_time, t.filtered
   FROM trip_locations t
   JOIN unnest($1::text[], $2::timestamptz[]) AS k(imei, gps_time) ON t.imei = k.imei AND t.gps_time = k.gps_time
   WHERE t.gps_time = ANY($2::timestamptz[])`;
@@ -82,6 +100,16 @@ interface Row {
   id: string;
   imei: string;
   gps_time: Date;
+  filtered: FilterReason | null;
+}
+
+async function newestFixes(pool: Pool | PoolClient, imeis: string[]): Promise<Map<string, Fix>> {
+  const result = await pool.query<{ imei: string; gps_time: Date; latitude: number; longitude: number }>(NEWEST_FIXES, [
+    [...new Set(imeis)],
+  ]);
+  return new Map(
+    result.rows.map((row) => [row.imei, { gpsTimeMs: row.gps_time.getTime(), latitude: row.latitude, longitude: row.longitude }]),
+  );
 }
 
 const keyOf = (imei: string, gpsTime: number) => `${gpsTime}|${imei}`;
@@ -102,10 +130,22 @@ export function inLockOrder(trips: readonly TripLocationCommand[]): TripLocation
   );
 }
 
-/** Stores the trips and answers one row per trip, in order. */
-export async function storeTripLocations(pool: Pool | PoolClient, trips: TripLocationCommand[]): Promise<TripLocationRow[]> {
+/** Stores the trips, each marked filtered or not by `filters`, and answers one row per trip, in order. */
+export async function storeTripLocations(
+  pool: Pool | PoolClient,
+  trips: TripLocationCommand[],
+  filters: FilterSettings = DEFAULT_FILTERS,
+): Promise<TripLocationRow[]> {
   const ordered = inLockOrder(trips);
   const imeis = column(ordered, (t) => t.imei);
+  const newest =
+    filters.maxSpeedKmh > 0
+      ? await newestFixes(
+          pool,
+          ordered.map((t) => t.imei),
+        )
+      : new Map<string, Fix>();
+  const reasons = filterReasons(ordered, newest, filters);
   const gpsTimes = column(ordered, (t) => t.gpsTime);
   const inserted = await pool.query<Row>(INSERT_BATCH, [
     imeis,
@@ -123,13 +163,14 @@ export async function storeTripLocations(pool: Pool | PoolClient, trips: TripLoc
     column(ordered, (t) => t.receivedAt),
     // pg writes a JS array of objects as a PostgreSQL array literal of their JSON texts.
     column(ordered, (t) => (t.attributes === undefined ? undefined : JSON.stringify(t.attributes))),
+    reasons,
   ]);
 
-  const ids = new Map<string, number>();
+  const ids = new Map<string, { id: number; filtered: FilterReason | null }>();
   const fresh = new Set<string>();
   for (const row of inserted.rows) {
     const key = keyOf(row.imei, row.gps_time.getTime());
-    ids.set(key, Number(row.id));
+    ids.set(key, { id: Number(row.id), filtered: row.filtered });
     fresh.add(key);
   }
   if (inserted.rows.length < trips.length) {
@@ -138,16 +179,16 @@ export async function storeTripLocations(pool: Pool | PoolClient, trips: TripLoc
     const existing = await pool.query<Row>(SELECT_EXISTING, [earlier.map((t) => t.imei), earlier.map((t) => t.gpsTime)]);
     for (const row of existing.rows) {
       const key = keyOf(row.imei, row.gps_time.getTime());
-      if (!ids.has(key)) ids.set(key, Number(row.id));
+      if (!ids.has(key)) ids.set(key, { id: Number(row.id), filtered: row.filtered });
     }
   }
 
   return trips.map((trip) => {
     const key = keyOf(trip.imei, Date.parse(trip.gpsTime));
-    const id = ids.get(key);
-    if (id === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
+    const row = ids.get(key);
+    if (row === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
     // The first command of a key in this batch is the one that created the row.
     const duplicate = !fresh.delete(key);
-    return { id, duplicate };
+    return { ...row, duplicate };
   });
 }

@@ -181,7 +181,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
     if (handler.announce) {
       const stored = commands.flatMap((command, index) => {
         const result = outcomes[index];
-        return result && isStored(result) && !result.duplicate ? [{ command, result }] : [];
+        return result && isStored(result) && !result.duplicate && !result.silent ? [{ command, result }] : [];
       });
       if (stored.length) outgoing.push(...handler.announce(stored).map((event) => ({ event })));
     }

@@ -25,6 +25,8 @@ export interface StoredCommand {
   information: string;
   /** True when the command had already been stored (a retry or a redelivery). */
   duplicate: boolean;
+  /** Stored and answered, but not to be announced: a position the writer filtered as unfit to use. */
+  silent?: boolean;
 }
 
 /**
@@ -65,7 +67,9 @@ export function replyFor(outcome: StoreOutcome): CommandReply {
     const { code, message } = errorCodes[outcome.rejected];
     return { ok: false, code, message, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
   }
-  return { ok: true, ...outcome };
+  // What the client is told: whether a stored command is announced is the writer's business alone.
+  const { id, information, duplicate } = outcome;
+  return { ok: true, id, information, duplicate };
 }
 
 /**

@@ -66,6 +66,14 @@ const historyQuery = z.object({
         'The nextCursor of the previous page. It carries the device and the range of the first page: from and to may then ' +
         'be left out, and if given must be the same',
     }),
+  includeFiltered: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({
+      description:
+        'true: the positions stored as filtered (not fit to use) too, each with its reason in `filtered`; ' +
+        'repeat it with each page. Default false: they are left out',
+    }),
 });
 
 const examplePosition = {
@@ -94,7 +102,16 @@ export function positionOperations(context: DocContext): Operations & { position
   const TripLocationPage = registry.register(
     'TripLocationPage',
     z.strictObject({
-      data: z.array(Position).openapi({ description: 'Oldest first' }),
+      data: z
+        .array(
+          z.union([
+            Position,
+            position.extend({
+              filtered: z.enum(['zero', 'jump', 'accuracy']).openapi({ description: 'Why the position is not fit to use' }),
+            }),
+          ]),
+        )
+        .openapi({ description: 'Oldest first; with includeFiltered=true, the filtered positions too, each with its reason' }),
       nextCursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
     }),
   );

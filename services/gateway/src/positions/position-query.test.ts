@@ -14,7 +14,12 @@ function detailOf(run: () => unknown): string | undefined {
 
 describe('parseHistoryQuery', () => {
   test('without parameters: the 24 hours up to now, 100 per page', () => {
-    expect(parseHistoryQuery(imei, {}, now)).toEqual({ from: new Date('2026-11-21T12:00:00Z'), to: now, limit: 100 });
+    expect(parseHistoryQuery(imei, {}, now)).toEqual({
+      from: new Date('2026-11-21T12:00:00Z'),
+      to: now,
+      limit: 100,
+      includeFiltered: false,
+    });
   });
 
   test('only to: from is 24 hours before it; only from: to is now', () => {
@@ -34,7 +39,16 @@ describe('parseHistoryQuery', () => {
       to: new Date('2026-11-21T00:00:00Z'),
       limit: 5,
       afterMicros: 1795132800000001n,
+      includeFiltered: false,
     });
+  });
+
+  test('includeFiltered=true asks for the filtered positions too; false or nothing leaves them out', () => {
+    expect(parseHistoryQuery(imei, { includeFiltered: 'true' }, now).includeFiltered).toBe(true);
+    expect(parseHistoryQuery(imei, { includeFiltered: 'false' }, now).includeFiltered).toBe(false);
+    expect(() => parseHistoryQuery(imei, { includeFiltered: '1' }, now)).toThrow(
+      expect.objectContaining({ detail: 'includeFiltered: must be true or false' }),
+    );
   });
 
   test.each([

@@ -75,6 +75,8 @@ export interface HistoryQuery {
   limit: number;
   /** The position after which this page starts, from the cursor. */
   afterMicros?: bigint;
+  /** includeFiltered=true: the positions stored as filtered too, each saying why. */
+  includeFiltered: boolean;
 }
 
 /**
@@ -103,5 +105,9 @@ export function parseHistoryQuery(imei: string, query: Record<string, unknown>, 
   if (cursor && (cursor.afterMicros < BigInt(cursor.fromMs) * 1000n || cursor.afterMicros >= BigInt(cursor.toMs) * 1000n)) {
     throw notOurs();
   }
-  return { from, to, limit, ...(cursor ? { afterMicros: cursor.afterMicros } : {}) };
+  const includeFiltered = single(query, 'includeFiltered');
+  if (includeFiltered !== undefined && includeFiltered !== 'true' && includeFiltered !== 'false') {
+    throw invalidParameter('includeFiltered', 'must be true or false');
+  }
+  return { from, to, limit, includeFiltered: includeFiltered === 'true', ...(cursor ? { afterMicros: cursor.afterMicros } : {}) };
 }

@@ -60,7 +60,7 @@ const REPLAY = `
     SELECT t.id, ${positionColumnsOf('t')}
     FROM trip_locations t
     JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
-    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day'
+    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day' AND t.filtered IS NULL
     UNION ALL
     SELECT t.id, ${positionColumnsOf('t')}
     FROM late_positions l
@@ -97,9 +97,9 @@ const LAST_LOCATIONS = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM 
  * page. (imei, gps_time) is unique, so gps_time alone orders a device's positions totally.
  */
 const HISTORY_PAGE = `
-  SELECT id, ${POSITION_COLUMNS}
+  SELECT id, ${POSITION_COLUMNS}, filtered
   FROM trip_locations
-  WHERE imei = $1 AND gps_time >= $2 AND gps_time < $3 AND gps_time > $4
+  WHERE imei = $1 AND gps_time >= $2 AND gps_time < $3 AND gps_time > $4 AND (filtered IS NULL OR $6)
   ORDER BY gps_time
   LIMIT $5`;
 
@@ -135,13 +135,16 @@ export async function findLastLocations(pool: Pool, imeis: readonly string[]): P
 
 /** Up to `limit` positions of the device in [from, to) after `after`, oldest first. */
 export async function findHistoryPage(pool: Pool, query: HistoryPageQuery): Promise<StoredPosition[]> {
-  const result = await pool.query<PositionRow>({
+  const result = await pool.query<PositionRow & { filtered: string | null }>({
     name: 'find-trip-location-page',
     text: HISTORY_PAGE,
-    values: [query.imei, query.from, query.to, query.after ?? '-infinity', query.limit],
+    values: [query.imei, query.from, query.to, query.after ?? '-infinity', query.limit, query.includeFiltered],
     types: timestampsAsText,
   });
-  return result.rows.map((row) => ({ position: toPosition(row), gpsTimeMicros: epochMicros(row.gps_time) }));
+  return result.rows.map((row) => ({
+    position: row.filtered === null ? toPosition(row) : { ...toPosition(row), filtered: row.filtered },
+    gpsTimeMicros: epochMicros(row.gps_time),
+  }));
 }
 
 /** The position reader's finder over this database. */

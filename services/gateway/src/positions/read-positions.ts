@@ -9,7 +9,7 @@ import { encodeCursor, microsToIso, parseHistoryQuery } from './position-query';
 import type { Position } from './position-store';
 
 export interface HistoryPage {
-  data: Position[];
+  data: HistoryPosition[];
   /** null on the last page. */
   nextCursor: string | null;
 }
@@ -26,10 +26,15 @@ export interface HistoryPageQuery {
   /** Exact timestamp text of the last position already answered; absent on a first page. */
   after?: string;
   limit: number;
+  /** With the positions stored as filtered, each carrying its reason. */
+  includeFiltered: boolean;
 }
 
+/** A position of the history: with `filtered`, its reason, when it was stored as not fit to use. */
+export type HistoryPosition = Position & { filtered?: string };
+
 export interface StoredPosition {
-  position: Position;
+  position: HistoryPosition;
   /** Its exact gpsTime in microseconds since the epoch, as stored (a JS Date keeps milliseconds only). */
   gpsTimeMicros: bigint;
 }
@@ -66,7 +71,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
 
     async history(rawImei, query) {
       const imei = parseImei(rawImei);
-      const { from, to, limit, afterMicros } = parseHistoryQuery(imei, query, now());
+      const { from, to, limit, afterMicros, includeFiltered } = parseHistoryQuery(imei, query, now());
       // One row more than the page tells whether another page follows, without counting.
       const rows = await fromDatabase(() =>
         deps.positions.findHistoryPage({
@@ -74,6 +79,7 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
           from,
           to,
           limit: limit + 1,
+          includeFiltered,
           ...(afterMicros === undefined ? {} : { after: microsToIso(afterMicros) }),
         }),
       );

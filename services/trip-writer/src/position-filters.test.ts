@@ -1,0 +1,41 @@
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
+import { distanceKm, filterReasons, type FilterSettings } from './position-filters';
+
+const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5 };
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 8, minute)).toISOString();
+const trip = (overrides: Partial<TripLocationCommand>): TripLocationCommand =>
+  ({ imei: 'a', gpsTime: at(0), latitude: -6.2, longitude: 106.8, speed: 10, receivedAt: at(0), ...overrides }) as TripLocationCommand;
+
+test('the distance between two fixes is the great circle: a degree of latitude is about 111 km', () => {
+  expect(distanceKm({ gpsTimeMs: 0, latitude: 0, longitude: 0 }, { gpsTimeMs: 0, latitude: 1, longitude: 0 })).toBeCloseTo(111.2, 1);
+});
+
+test('0,0 is zero, an accuracy or hdop past its limit is accuracy, and a limit of 0 turns its rule off', () => {
+  const trips = [
+    trip({ latitude: 0, longitude: 0 }),
+    trip({ attributes: { accuracy: 51 } }),
+    trip({ attributes: { hdop: 5.1 } }),
+    trip({ attributes: { accuracy: 50, hdop: 5 } }),
+  ];
+  expect(filterReasons(trips, new Map(), settings)).toEqual(['zero', 'accuracy', 'accuracy', null]);
+  expect(filterReasons(trips, new Map(), { maxSpeedKmh: 0, maxAccuracyMeters: 0, maxHdop: 0 })).toEqual(['zero', null, null, null]);
+});
+
+test("a jump is measured from the device's newest unfiltered fix, stored before or earlier in the batch, and does not replace it", () => {
+  const stored = new Map([['a', { gpsTimeMs: Date.parse(at(0)), latitude: -6.2, longitude: 106.8 }]]);
+  const trips = [
+    trip({ gpsTime: at(1), latitude: -5.2 }), // 111 km in a minute
+    trip({ gpsTime: at(2), latitude: -6.191 }), // 1 km in two minutes from the stored fix
+    trip({ gpsTime: at(3), latitude: -6.182 }), // 1 km in a minute from the one before
+    trip({ imei: 'b', gpsTime: at(3), latitude: 40 }), // another device, nothing known of it
+  ];
+  expect(filterReasons(trips, stored, settings)).toEqual(['jump', null, null, null]);
+  expect(filterReasons(trips, stored, { ...settings, maxSpeedKmh: 0 })).toEqual([null, null, null, null]);
+});
+
+test('a late fix is measured against the newest one known, over the time between them', () => {
+  const stored = new Map([['a', { gpsTimeMs: Date.parse(at(30)), latitude: -6.2, longitude: 106.8 }]]);
+  // 30 minutes earlier and 20 km away: 40 km/h; 30 minutes earlier and 1,000 km away: 2,000 km/h.
+  expect(filterReasons([trip({ gpsTime: at(0), latitude: -6.02 })], stored, settings)).toEqual([null]);
+  expect(filterReasons([trip({ gpsTime: at(0), latitude: 2.8 })], stored, settings)).toEqual(['jump']);
+});
