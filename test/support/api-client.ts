@@ -20,6 +20,7 @@ export interface ApiClient {
   /** A form body. */
   postForm(path: string, fields: Record<string, string> | string, headers?: Record<string, string>): Promise<Answer>;
   get(path: string, headers?: Record<string, string>): Promise<Answer>;
+  delete(path: string, headers?: Record<string, string>): Promise<Answer>;
   /** Posts a trip location and resolves with the id it is stored under; rejects on any answer but 200. */
   postTrip(trip: Record<string, unknown>): Promise<number>;
   /** The same gateway with another Authorization header (undefined: none). */
@@ -53,6 +54,7 @@ export function apiClient(url: string, authorization?: string): ApiClient {
         body: typeof fields === 'string' ? fields : new URLSearchParams(fields).toString(),
       }),
     get: (path, headers = {}) => send(path, { method: 'GET', headers }),
+    delete: (path, headers = {}) => send(path, { method: 'DELETE', headers }),
     async postTrip(trip) {
       const answer = await send(TRIP_LOCATION_PATH, {
         method: 'POST',

@@ -30,6 +30,8 @@ import { createPositionReader } from './positions/read-positions';
 import { deviceStatusStore } from './positions/device-status-store';
 import { findMissedPositions, positionStore } from './positions/position-store';
 import { deviceEnrolment } from './devices/device-store';
+import { geofenceStore } from './geofences/geofence-store';
+import { createGeofences } from './geofences/geofences';
 import { groupStore } from './vehicle-groups/group-store';
 import { createGroupReader } from './vehicle-groups/read-vehicle-groups';
 import type { CommandBus } from '@fleet/write-path/kafka/command-bus';
@@ -243,6 +245,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       statuses: createDeviceStatusReader({ devices: deviceStatusStore(pool), offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
     groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(pool)) },
+    geofences: createGeofences(geofenceStore(pool)),
     streams: {
       feed,
       findMissed: (request) => findMissedPositions(pool, request),

@@ -9,6 +9,8 @@ export const SCOPES = {
   groupsWrite: 'groups:write',
   groupsRead: 'groups:read',
   devicesWrite: 'devices:write',
+  geofencesWrite: 'geofences:write',
+  geofencesRead: 'geofences:read',
 } as const;
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];

@@ -7,6 +7,7 @@ import helmet from 'helmet';
 import type { Logger } from '@fleet/shared/logger';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import type { DeviceEnrolment } from '../devices/register-device';
+import type { Geofences } from '../geofences/geofences';
 import type { GatewayMetrics } from '../metrics';
 import { accessCheck } from './access';
 import { categoryHandlers, undecodableCategoryId, type CategoryRoutesDeps } from './category-routes';
@@ -14,6 +15,7 @@ import { refuseTransferCodings } from './client-errors';
 import { deviceHandlers } from './device-routes';
 import { directListener } from './direct-routes';
 import { answerError, errorHandler, notFound } from './error-handler';
+import { geofenceHandlers } from './geofence-routes';
 import { groupHandlers, type GroupRoutesDeps } from './group-routes';
 import { healthHandlers, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
@@ -38,6 +40,7 @@ export interface AppDeps {
   categories: CategoryRoutesDeps;
   positions: PositionRoutesDeps;
   groups: GroupRoutesDeps;
+  geofences: Geofences;
   streams: StreamRoutesDeps;
   /** Where the register route adds devices. */
   enrolment: DeviceEnrolment;
@@ -74,6 +77,7 @@ export function createHttp(deps: AppDeps): Http {
     ...tripBatchHandler(deps.writes),
     ...deviceHandlers({ writes: deps.writes, positions: deps.positions, enrolment: deps.enrolment }),
     ...groupHandlers(deps.groups),
+    ...geofenceHandlers({ writes: deps.writes, geofences: deps.geofences }),
     ...stream.handlers,
     ...positionHandlers(deps.positions),
     ...osmandHandlers({

@@ -11,6 +11,7 @@ import type { DocContext, Operations } from './openapi-context';
 import { deviceOperations } from './openapi-devices';
 import { operationsOperations } from './openapi-operations';
 import { categoryOperations } from './openapi-categories';
+import { geofenceOperations } from './openapi-geofences';
 import { positionOperations, readOperations } from './openapi-reads';
 import { writeOperations } from './openapi-writes';
 import { z } from './openapi-zod';
@@ -152,6 +153,7 @@ function buildDocument(): object {
     ...positions,
     ...readOperations({ ...context, position: positions.position }),
     ...deviceOperations(context),
+    ...geofenceOperations(context),
     ...operationsOperations(context),
   };
   const securityOf = (access: Access) =>
@@ -199,6 +201,7 @@ function buildDocument(): object {
       { name: 'Order', description: 'Product categories (API key)' },
       { name: 'Fleet', description: 'Writes, answered once stored, and position reads (bearer JWT)' },
       { name: 'Devices', description: 'The device registry (bearer JWT) and the tracker protocols (device key)' },
+      { name: 'Geofences', description: 'Areas every device is tested against, with their speed limits (bearer JWT)' },
       { name: 'Operations', description: 'Probes, metrics and this description' },
     ],
   });

@@ -14,7 +14,7 @@ const PUBLIC: Access = { kind: 'public' };
 const token = (scope: Scope): Access => ({ kind: 'token', scope });
 
 export interface RouteSpec {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** The express pattern; at most one `:parameter`, which the handler is given decoded. */
   path: string;
   access: Access;
@@ -28,6 +28,7 @@ export const TRIP_LOCATION_PATH = `${FLEET_PATH}/trip-location`;
 export const TRIP_LOCATION_BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
 export const VEHICLE_GROUP_PATH = `${FLEET_PATH}/vehicle-group`;
 export const DEVICES_PATH = `${FLEET_PATH}/devices`;
+export const GEOFENCES_PATH = `${FLEET_PATH}/geofences`;
 
 /**
  * In express's order: a path's routes are matched in this order, each path answers 405 to other methods
@@ -42,6 +43,10 @@ export const ROUTES = {
   listDevices: { method: 'get', path: DEVICES_PATH, access: token(SCOPES.positionsRead) },
   getVehicleGroup: { method: 'get', path: `${VEHICLE_GROUP_PATH}/:id`, access: token(SCOPES.groupsRead) },
   listVehicleGroups: { method: 'get', path: `${FLEET_PATH}/vehicle-groups`, access: token(SCOPES.groupsRead) },
+  createGeofence: { method: 'post', path: GEOFENCES_PATH, access: token(SCOPES.geofencesWrite) },
+  listGeofences: { method: 'get', path: GEOFENCES_PATH, access: token(SCOPES.geofencesRead) },
+  getGeofence: { method: 'get', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesRead) },
+  deleteGeofence: { method: 'delete', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesWrite) },
   streamPositions: { method: 'get', path: `${FLEET_PATH}/positions/stream`, access: token(SCOPES.positionsRead) },
   getLastLocation: { method: 'get', path: `${DEVICES_PATH}/:imei/last-location`, access: token(SCOPES.positionsRead), direct: true },
   listTripLocations: { method: 'get', path: `${DEVICES_PATH}/:imei/trip-locations`, access: token(SCOPES.positionsRead), direct: true },

@@ -1,0 +1,74 @@
+// Use cases of the geofences an operator draws: created from a validated area, read back one by id or a
+// keyset page at a time (oldest first, so a page costs the same however deep), and deleted.
+import { AppError } from '@fleet/shared/errors';
+import { validationError } from '@fleet/shared/schemas/validation-error';
+import { fromDatabase } from '@fleet/shared/db/database-read';
+import { invalidParameter, parseLimit } from '../query-parameters';
+import { geofenceRequestSchema, type Geofence, type GeofenceArea } from './geofence.schema';
+
+/** Where geofences are kept (geofence-store.ts: PostgreSQL). */
+export interface GeofenceStore {
+  add(geofence: { name: string; area: GeofenceArea; speedLimitKmh: number | null }): Promise<Geofence>;
+  find(id: number): Promise<Geofence | undefined>;
+  /** Up to `limit` geofences with an id above `after`, in id order. */
+  list(after: number, limit: number): Promise<Geofence[]>;
+  /** True when it existed. */
+  remove(id: number): Promise<boolean>;
+}
+
+export interface GeofencePage {
+  data: Geofence[];
+  nextCursor: string | null;
+}
+
+function parseGeofenceId(raw: string): number {
+  const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id)) throw invalidParameter('id', 'must be a positive integer');
+  return id;
+}
+
+function parseCursor(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+  const match = /^f:(\d{1,18})$/.exec(decoded);
+  if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
+  return Number(match[1]);
+}
+
+const notFound = (id: number) => new AppError({ kind: 'geofenceNotFound', detail: `no geofence has id ${id}` });
+
+export function createGeofences(store: GeofenceStore) {
+  return {
+    async create(body: unknown): Promise<{ message: string; data: Geofence }> {
+      const parsed = geofenceRequestSchema.safeParse(body);
+      if (!parsed.success) throw validationError(parsed.error);
+      const { name, area, speedLimitKmh } = parsed.data;
+      const geofence = await fromDatabase(() => store.add({ name, area, speedLimitKmh: speedLimitKmh ?? null }));
+      return { message: 'Geofence has been created', data: geofence };
+    },
+
+    async get(rawId: string): Promise<{ message: string; data: Geofence }> {
+      const id = parseGeofenceId(rawId);
+      const geofence = await fromDatabase(() => store.find(id));
+      if (!geofence) throw notFound(id);
+      return { message: 'Geofence found', data: geofence };
+    },
+
+    async page(query: { limit?: string; cursor?: string }): Promise<GeofencePage> {
+      const limit = parseLimit(query.limit);
+      const after = parseCursor(query.cursor);
+      // One more than asked tells whether a next page exists without a count.
+      const found = await fromDatabase(() => store.list(after, limit + 1));
+      const data = found.slice(0, limit);
+      return { data, nextCursor: found.length > limit ? Buffer.from(`f:${data.at(-1)!.id}`).toString('base64url') : null };
+    },
+
+    async delete(rawId: string): Promise<{ message: string; data: { id: number } }> {
+      const id = parseGeofenceId(rawId);
+      if (!(await fromDatabase(() => store.remove(id)))) throw notFound(id);
+      return { message: 'Geofence has been deleted', data: { id } };
+    },
+  };
+}
+
+export type Geofences = ReturnType<typeof createGeofences>;
