@@ -31,3 +31,29 @@ export function parseLimit(text: string | undefined): number {
   if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) throw invalidParameter('limit', `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   return limit;
 }
+
+/** A record's id as the path carries it: a positive integer. */
+export function parseRecordId(raw: string): number {
+  const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id)) throw invalidParameter('id', 'must be a positive integer');
+  return id;
+}
+
+/**
+ * A keyset page's cursor over record ids: the last id answered, tagged with the kind of record (`tag`,
+ * e.g. `g` for vehicle groups) so that one list's cursor is refused by another, in base64url.
+ */
+export function idCursor(tag: string) {
+  const pattern = new RegExp(`^${tag}:(\\d{1,18})$`);
+  return {
+    encode: (id: number) => Buffer.from(`${tag}:${id}`).toString('base64url'),
+    /** The id after which the page starts; 0 without a cursor. */
+    decode(raw: string | undefined): number {
+      if (raw === undefined) return 0;
+      const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+      const match = pattern.exec(decoded);
+      if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
+      return Number(match[1]);
+    },
+  };
+}

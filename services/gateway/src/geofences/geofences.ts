@@ -3,7 +3,7 @@
 import { AppError } from '@fleet/shared/errors';
 import { validationError } from '@fleet/shared/schemas/validation-error';
 import { fromDatabase } from '@fleet/shared/db/database-read';
-import { invalidParameter, parseLimit } from '../query-parameters';
+import { idCursor, parseLimit, parseRecordId } from '../query-parameters';
 import { geofenceRequestSchema, type Geofence, type GeofenceArea } from './geofence.schema';
 
 /** Where geofences are kept (geofence-store.ts: PostgreSQL). */
@@ -21,19 +21,7 @@ export interface GeofencePage {
   nextCursor: string | null;
 }
 
-function parseGeofenceId(raw: string): number {
-  const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(id)) throw invalidParameter('id', 'must be a positive integer');
-  return id;
-}
-
-function parseCursor(raw: string | undefined): number {
-  if (raw === undefined) return 0;
-  const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
-  const match = /^f:(\d{1,18})$/.exec(decoded);
-  if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
-  return Number(match[1]);
-}
+const cursors = idCursor('f');
 
 const notFound = (id: number) => new AppError({ kind: 'geofenceNotFound', detail: `no geofence has id ${id}` });
 
@@ -48,7 +36,7 @@ export function createGeofences(store: GeofenceStore) {
     },
 
     async get(rawId: string): Promise<{ message: string; data: Geofence }> {
-      const id = parseGeofenceId(rawId);
+      const id = parseRecordId(rawId);
       const geofence = await fromDatabase(() => store.find(id));
       if (!geofence) throw notFound(id);
       return { message: 'Geofence found', data: geofence };
@@ -56,15 +44,15 @@ export function createGeofences(store: GeofenceStore) {
 
     async page(query: { limit?: string; cursor?: string }): Promise<GeofencePage> {
       const limit = parseLimit(query.limit);
-      const after = parseCursor(query.cursor);
+      const after = cursors.decode(query.cursor);
       // One more than asked tells whether a next page exists without a count.
       const found = await fromDatabase(() => store.list(after, limit + 1));
       const data = found.slice(0, limit);
-      return { data, nextCursor: found.length > limit ? Buffer.from(`f:${data.at(-1)!.id}`).toString('base64url') : null };
+      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id) : null };
     },
 
     async delete(rawId: string): Promise<{ message: string; data: { id: number } }> {
-      const id = parseGeofenceId(rawId);
+      const id = parseRecordId(rawId);
       if (!(await fromDatabase(() => store.remove(id)))) throw notFound(id);
       return { message: 'Geofence has been deleted', data: { id } };
     },

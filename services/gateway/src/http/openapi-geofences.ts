@@ -2,8 +2,8 @@
 // id or a page at a time, deleted. The request body is the schema the route validates with.
 import { errorCodes } from '@fleet/shared/errors';
 import { GEOFENCE_NAME_MAX_LENGTH, geofenceRequestSchema, MAX_GEOFENCE_VERTICES } from '../geofences/geofence.schema';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../query-parameters';
 import type { DocContext, Operations } from './openapi-context';
+import { pageQuery } from './openapi-reads';
 import { z } from './openapi-zod';
 
 const example = {
@@ -58,16 +58,7 @@ export function geofenceOperations(context: DocContext): Operations {
       tags: ['Geofences'],
       request: {
         headers: requestIdParameter,
-        query: z.object({
-          limit: z
-            .number()
-            .int()
-            .min(1)
-            .max(MAX_PAGE_SIZE)
-            .optional()
-            .openapi({ description: `Default ${DEFAULT_PAGE_SIZE}` }),
-          cursor: z.string().optional().openapi({ description: 'The nextCursor of the previous page' }),
-        }),
+        query: z.object(pageQuery),
       },
       responses: {
         200: json(z.strictObject({ data: z.array(Geofence), nextCursor: z.string().nullable() }), 'A page, oldest first'),

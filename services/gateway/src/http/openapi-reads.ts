@@ -94,6 +94,15 @@ const examplePosition = {
   receivedAt: '2026-11-22T08:30:05.412Z',
 };
 
+/** The query of a keyset-paged list: a page size and the cursor of the page before. */
+export const pageQuery = {
+  limit: z
+    .string()
+    .optional()
+    .meta({ description: `1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}` }),
+  cursor: z.string().optional().meta({ description: 'The nextCursor of the previous page' }),
+};
+
 export function positionOperations(context: DocContext): Operations & { position: z.ZodType } {
   const { registry, json, errorBody: ErrorBody, requestIdParameter } = context;
   const operations: Operations = {};
@@ -169,13 +178,6 @@ export function positionOperations(context: DocContext): Operations & { position
 export function readOperations(context: DocContext & { position: z.ZodType }): Operations {
   const { registry, json, errorBody } = context;
   const operations: Operations = {};
-  const page = {
-    limit: z
-      .string()
-      .optional()
-      .meta({ description: `1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}` }),
-    cursor: z.string().optional().meta({ description: 'The nextCursor of the previous page' }),
-  };
   const status = z.strictObject({
     imei: z.string(),
     name: z.string().nullable().optional().meta({ description: 'Present when the device is registered' }),
@@ -212,7 +214,7 @@ export function readOperations(context: DocContext & { position: z.ZodType }): O
     summary: 'Devices, registered or seen, by status',
     description: 'Keyset-paged by IMEI: follow nextCursor until it is null; each device is answered once.',
     tags: ['Devices'],
-    request: { query: z.object({ status: z.enum(['online', 'offline']).optional(), ...page }), headers: context.requestIdParameter },
+    request: { query: z.object({ status: z.enum(['online', 'offline']).optional(), ...pageQuery }), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ data: z.array(DeviceStatus), nextCursor: z.string().nullable() }), 'A page of devices'),
       400: json(errorBody, 'A bad status, limit or cursor (E-V1/1-06, detail starts with its name)'),
@@ -236,7 +238,7 @@ export function readOperations(context: DocContext & { position: z.ZodType }): O
     summary: 'Vehicle groups, oldest first',
     description: 'Keyset-paged by id: follow nextCursor until it is null; each group is answered once.',
     tags: ['Fleet'],
-    request: { query: z.object(page), headers: context.requestIdParameter },
+    request: { query: z.object(pageQuery), headers: context.requestIdParameter },
     responses: {
       200: json(z.strictObject({ data: z.array(VehicleGroup), nextCursor: z.string().nullable() }), 'A page of groups'),
       400: json(errorBody, 'A bad limit or cursor (E-V1/1-06, detail starts with its name)'),

@@ -4,7 +4,7 @@
 // set (duplicates were collapsed when it was created).
 import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '@fleet/shared/db/database-read';
-import { invalidParameter, parseLimit } from '../query-parameters';
+import { idCursor, parseLimit, parseRecordId } from '../query-parameters';
 
 export interface VehicleGroup {
   id: number;
@@ -26,28 +26,12 @@ export interface VehicleGroupPage {
   nextCursor: string | null;
 }
 
-/** A group id as the path carries it: a positive integer. */
-function parseGroupId(raw: string): number {
-  const id = /^[1-9]\d{0,17}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(id)) throw invalidParameter('id', 'must be a positive integer');
-  return id;
-}
-
-/** A cursor is the last id answered, written as a page's nextCursor writes it. */
-function parseCursor(raw: string | undefined): number {
-  if (raw === undefined) return 0;
-  const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
-  const match = /^g:(\d{1,18})$/.exec(decoded);
-  if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
-  return Number(match[1]);
-}
-
-const encodeCursor = (id: number) => Buffer.from(`g:${id}`).toString('base64url');
+const cursors = idCursor('g');
 
 export function createGroupReader(groups: GroupFinder) {
   return {
     async group(rawId: string): Promise<{ message: string; data: VehicleGroup }> {
-      const id = parseGroupId(rawId);
+      const id = parseRecordId(rawId);
       const group = await fromDatabase(() => groups.findGroup(id));
       if (!group) throw new AppError({ kind: 'groupNotFound', detail: `no vehicle group has id ${id}` });
       return { message: 'Vehicle group found', data: group };
@@ -55,11 +39,11 @@ export function createGroupReader(groups: GroupFinder) {
 
     async page(query: { limit?: string; cursor?: string }): Promise<VehicleGroupPage> {
       const limit = parseLimit(query.limit);
-      const after = parseCursor(query.cursor);
+      const after = cursors.decode(query.cursor);
       // One more than asked tells whether a next page exists without a count.
       const found = await fromDatabase(() => groups.findGroups(after, limit + 1));
       const data = found.slice(0, limit);
-      return { data, nextCursor: found.length > limit ? encodeCursor(data.at(-1)!.id) : null };
+      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id) : null };
     },
   };
 }
