@@ -121,6 +121,14 @@ test.each([
   expect(await storedNamed(name)).toBe(0);
 });
 
+test('a ring of 40,000 positions is refused for its size before any ring is walked, and the gateway goes on answering', async () => {
+  const ring = [...Array.from({ length: 40_000 }, (_, i) => [i % 2, Math.floor(i / 2) % 90]), [0, 0]];
+  const refused = await api.post(GEOFENCES_PATH, { name: 'Huge', area: { type: 'Polygon', coordinates: [ring] } });
+  expect(refused.status).toBe(400);
+  expect(refused.body.issues).toEqual([expect.objectContaining({ message: 'A polygon may have at most 1000 positions' })]);
+  expect((await api.get(GEOFENCES_PATH)).status).toBe(200);
+});
+
 test('the list is keyset-paged oldest first, and a deleted geofence is gone: 404 on a read and on a second delete', async () => {
   const ids: number[] = [];
   for (const name of ['Page one', 'Page two', 'Page three']) ids.push((await api.post(GEOFENCES_PATH, square(name))).body.data.id);

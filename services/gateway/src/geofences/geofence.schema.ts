@@ -47,24 +47,31 @@ export function selfIntersects(ring: readonly Position[]): boolean {
   return false;
 }
 
-const ring = z
-  .array(position)
-  .min(4, 'A ring needs at least 4 positions')
-  .refine(
-    (positions) => positions.length < 4 || samePosition(positions[0]!, positions.at(-1)!),
-    'A ring must be closed: its last position its first',
-  )
-  .refine((positions) => positions.length < 4 || !selfIntersects(positions), 'A ring must not cross itself');
+/**
+ * The rings' checks, in order of cost: the size first, so that a body full of positions is refused
+ * before any ring is walked (the crossing check compares every pair of edges).
+ */
+function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
+  if (rings.length === 0) return void ctx.addIssue({ code: 'custom', message: 'A polygon needs its outer ring' });
+  if (rings.reduce((sum, positions) => sum + positions.length, 0) > MAX_GEOFENCE_VERTICES) {
+    return void ctx.addIssue({ code: 'custom', message: `A polygon may have at most ${MAX_GEOFENCE_VERTICES} positions` });
+  }
+  rings.forEach((positions, index) => {
+    const problem =
+      positions.length < 4
+        ? 'A ring needs at least 4 positions'
+        : !samePosition(positions[0]!, positions.at(-1)!)
+          ? 'A ring must be closed: its last position its first'
+          : selfIntersects(positions)
+            ? 'A ring must not cross itself'
+            : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: [index] });
+  });
+}
 
 export const polygonSchema = z.strictObject({
   type: z.literal('Polygon'),
-  coordinates: z
-    .array(ring)
-    .min(1, 'A polygon needs its outer ring')
-    .refine(
-      (rings) => rings.reduce((sum, positions) => sum + positions.length, 0) <= MAX_GEOFENCE_VERTICES,
-      `A polygon may have at most ${MAX_GEOFENCE_VERTICES} positions`,
-    ),
+  coordinates: z.array(z.array(position)).superRefine(checkRings),
 });
 
 export const circleSchema = z.strictObject({
