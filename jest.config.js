@@ -32,6 +32,7 @@ const common = {
     '^@fleet/local-stack/(.*)$': '<rootDir>/deploy/local/src/$1',
     '^@fleet/trip-writer$': '<rootDir>/services/trip-writer/src/start.ts',
     '^@fleet/group-writer$': '<rootDir>/services/group-writer/src/start.ts',
+    '^@fleet/event-processor$': '<rootDir>/services/event-processor/src/start.ts',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 };

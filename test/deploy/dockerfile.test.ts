@@ -152,6 +152,7 @@ describe('deploy/docker/Dockerfile', () => {
     ).toEqual({
       'trip-writer': [['node', 'services/trip-writer/dist/main.js']],
       'group-writer': [['node', 'services/group-writer/dist/main.js']],
+      'event-processor': [['node', 'services/event-processor/dist/main.js']],
       teltonika: [['node', 'services/teltonika/dist/main.js']],
       gateway: [['node', 'services/gateway/dist/main.js']],
     });

@@ -1,6 +1,7 @@
 // What each deployable process reads from its environment, taken from the code that parses it, and the
 // few variables a deployment may leave unset, each with the reason.
 import { gatewayConfig, gatewayEnvNames } from '../../services/gateway/src/config';
+import { eventProcessorEnvNames } from '../../services/event-processor/src/config';
 import { groupWriterEnvNames } from '../../services/group-writer/src/config';
 import { teltonikaEnvNames } from '../../services/teltonika/src/config';
 import { createTopicsEnvNames } from '../../shared/src/kafka/create-topics-config';
@@ -66,6 +67,12 @@ export const processes: ProcessEnv[] = [
     mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
   },
   {
+    compose: 'event-processor',
+    kubernetes: { kind: 'Deployment', name: 'event-processor' },
+    reads: [...eventProcessorEnvNames, ...nodeRuntime],
+    mayBeUnset: { compose: autoCreateTopics, kubernetes: autoCreateTopics },
+  },
+  {
     compose: 'migrate',
     kubernetes: { kind: 'Job', name: 'fleet-migrate' },
     // shared/src/cli/migrate.ts parses exactly these; it runs on import, so it cannot be imported here.
@@ -89,11 +96,14 @@ export function gatewayReplyTimeoutMs(value: string | undefined): number {
  * How long each long-running service may take to stop once signalled: the gateway drains in-flight
  * commands for REPLY_TIMEOUT_MS + 1 s, then closes its clients; the writers finish their batch and commit.
  */
-export function stopDeadlinesMs(replyTimeoutMs: number): Record<'gateway' | 'teltonika' | 'trip-writer' | 'group-writer', number> {
+export function stopDeadlinesMs(
+  replyTimeoutMs: number,
+): Record<'gateway' | 'teltonika' | 'trip-writer' | 'group-writer' | 'event-processor', number> {
   return {
     gateway: commandStopDeadlineMs(replyTimeoutMs),
     teltonika: commandStopDeadlineMs(replyTimeoutMs),
     'trip-writer': DEFAULT_STOP_DEADLINE_MS,
     'group-writer': DEFAULT_STOP_DEADLINE_MS,
+    'event-processor': DEFAULT_STOP_DEADLINE_MS,
   };
 }

@@ -1,4 +1,4 @@
-// A stack of real service processes (gateway, trip-writers, group-writers) on the run's
+// A stack of real service processes (gateway, trip-writers, group-writers, event processors) on the run's
 // servers or a database of the test's own, each of which a test may kill, freeze or restart.
 import { baseEnv, uniquePrefix } from './harness';
 import { provisionTopics } from './kafka';
@@ -10,6 +10,7 @@ export interface ProcessStack {
   gateway: ServiceProcess;
   writers: ServiceProcess[];
   groupWriters: ServiceProcess[];
+  eventProcessors: ServiceProcess[];
   env: NodeJS.ProcessEnv;
   prefix: string;
   /** Where trip locations are posted, on the gateway running now. */
@@ -18,6 +19,7 @@ export interface ProcessStack {
   readonly groupUrl: string;
   addWriter(): Promise<ServiceProcess>;
   addGroupWriter(): Promise<ServiceProcess>;
+  addEventProcessor(): Promise<ServiceProcess>;
   /** Starts a new gateway in place of one that has ended (e.g. killed by the test). */
   restartGateway(): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -31,6 +33,7 @@ export interface ProcessStackOptions {
   deployedDefaults?: boolean;
   tripWriters?: number;
   groupWriters?: number;
+  eventProcessors?: number;
 }
 
 /** A gateway and writers as separate processes, on topics of their own. */
@@ -52,10 +55,13 @@ export async function startProcessStack(label: string, options: ProcessStackOpti
   for (let count = 0; count < (options.tripWriters ?? 1); count += 1) writers.push(await spawnService('trip-writer', writerEnv));
   const groupWriters: ServiceProcess[] = [];
   for (let count = 0; count < (options.groupWriters ?? 0); count += 1) groupWriters.push(await spawnService('group-writer', env));
+  const eventProcessors: ServiceProcess[] = [];
+  for (let count = 0; count < (options.eventProcessors ?? 0); count += 1) eventProcessors.push(await spawnService('event-processor', env));
   const stack: ProcessStack = {
     gateway: await spawnService('gateway', env),
     writers,
     groupWriters,
+    eventProcessors,
     env,
     prefix,
     get url() {
@@ -74,13 +80,18 @@ export async function startProcessStack(label: string, options: ProcessStackOpti
       groupWriters.push(writer);
       return writer;
     },
+    async addEventProcessor() {
+      const processor = await spawnService('event-processor', env);
+      eventProcessors.push(processor);
+      return processor;
+    },
     async restartGateway() {
       stack.gateway = await spawnService('gateway', env);
       return stack.gateway;
     },
     async stop() {
       await stack.gateway.stop();
-      await Promise.allSettled([...writers, ...groupWriters].map((writer) => writer.stop()));
+      await Promise.allSettled([...writers, ...groupWriters, ...eventProcessors].map((service) => service.stop()));
     },
   };
   return stack;

@@ -41,6 +41,7 @@ const startedLine: Record<ServiceName, { msg: string; port: string }> = {
   gateway: { msg: 'gateway listening', port: 'port' },
   'trip-writer': { msg: 'trip-writer consuming', port: 'metricsPort' },
   'group-writer': { msg: 'group-writer consuming', port: 'metricsPort' },
+  'event-processor': { msg: 'event-processor consuming', port: 'metricsPort' },
   teltonika: { msg: 'Teltonika listener accepting devices', port: 'metricsPort' },
 };
 

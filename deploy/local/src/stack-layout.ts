@@ -38,6 +38,12 @@ export const launcherEnv = z.object({
   TRIP_WRITER_REPLICAS: positiveInt(1),
   TRIP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9500),
   GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
+  /**
+   * Event processors to run, members of one consumer group on the committed positions; processor i
+   * serves its metrics on EVENT_PROCESSOR_METRICS_PORT + i, a range of its own (9600 on).
+   */
+  EVENT_PROCESSOR_REPLICAS: positiveInt(1),
+  EVENT_PROCESSOR_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9600),
   /** The Teltonika listener's TCP port for devices; 0 leaves the listener out. */
   TELTONIKA_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(5027),
   TELTONIKA_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9466),
@@ -66,6 +72,7 @@ export function instancesOf(config: LauncherConfig): Instance[] {
     ...replicas('gateway', config.GATEWAY_REPLICAS, config.PORT, 'PORT'),
     ...replicas('trip-writer', config.TRIP_WRITER_REPLICAS, config.TRIP_WRITER_METRICS_PORT, 'TRIP_WRITER_METRICS_PORT'),
     ...replicas('group-writer', 1, config.GROUP_WRITER_METRICS_PORT, 'GROUP_WRITER_METRICS_PORT'),
+    ...replicas('event-processor', config.EVENT_PROCESSOR_REPLICAS, config.EVENT_PROCESSOR_METRICS_PORT, 'EVENT_PROCESSOR_METRICS_PORT'),
     ...(config.TELTONIKA_PORT === 0
       ? []
       : replicas('teltonika', 1, config.TELTONIKA_METRICS_PORT, 'TELTONIKA_METRICS_PORT').map((instance) => ({

@@ -1,6 +1,7 @@
 // `npm start`: the whole stack on one machine, as in production: a broker (Apache Kafka, unless
 // KAFKA_BROKERS names one), the topics, the migrations, then GATEWAY_REPLICAS gateways (gateway i on
-// PORT + i), TRIP_WRITER_REPLICAS trip-writers, a group-writer and the Teltonika listener (devices on
+// PORT + i), TRIP_WRITER_REPLICAS trip-writers, a group-writer, EVENT_PROCESSOR_REPLICAS event
+// processors and the Teltonika listener (devices on
 // TELTONIKA_PORT, 5027; 0 leaves it out) as supervised processes: one that
 // crashes is started again with a growing pause, as compose's `restart: unless-stopped` and Kubernetes
 // do, while the others keep serving. Ctrl-C (or SIGTERM) stops every process it started, broker included.
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
     teltonika: commandStopDeadlineMs(config.REPLY_TIMEOUT_MS) + KILL_MARGIN_MS,
     'trip-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
     'group-writer': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
+    'event-processor': DEFAULT_STOP_DEADLINE_MS + KILL_MARGIN_MS,
   };
 
   /** Sends SIGTERM and waits for the exit, or SIGKILLs after the service's grace period. */

@@ -44,13 +44,14 @@ export const topicSpecs: readonly TopicSpec[] = [
   { name: 'replies', partitions: 32, retentionMs: 60 * 60 * 1000, why: "a reply is useless after the gateway's REPLY_TIMEOUT_MS" },
   { name: 'deadLetter', partitions: 3, retentionMs: 14 * DAY_MS, why: 'kept two weeks for operators to inspect and replay' },
   // Every gateway with a live stream reads all of it; a stream that reconnects replays from PostgreSQL.
+  // The event processor reads it too, so it is kept for a day: a processor down for less misses nothing.
   // As many partitions as the trip topic, so that each carries one trip partition's rows, committed in
   // id order: a stream's cursor is the last id sent per partition (gateway's stream-cursor.ts).
   {
     name: 'positions',
     partitions: TRIP_PARTITIONS,
-    retentionMs: 60 * 60 * 1000,
-    why: 'committed positions for live streams; an hour is plenty',
+    retentionMs: DAY_MS,
+    why: 'committed positions for live streams and the event processor, which catches up after a day down',
   },
 ];
 

@@ -1,0 +1,126 @@
+// The rules that turn a device's positions into events, one position at a time in the device's order:
+// ignition changes, speed above the limit, geofences entered and left, and coming back online. Pure: the
+// state before and the position in, the state after and the events out; event-store.ts keeps both.
+import type { EventType } from '@fleet/shared/events/fleet-event';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
+import { containsPoint, type GeofenceArea } from './geofence-area';
+
+export interface DeviceState {
+  imei: string;
+  /** The newest position processed, by id: one at or below it was processed before (a redelivery). */
+  lastPositionId: number;
+  /** The newest gpsTime processed, in ms: a position older than it is late and changes nothing. */
+  lastGpsTime: number;
+  /** When the newest position was received, in ms: what the offline sweep measures silence from. */
+  lastReceivedAt: number;
+  latitude: number;
+  longitude: number;
+  /** Unknown until a position reports it. */
+  ignition: boolean | null;
+  overspeed: boolean;
+  geofenceIds: number[];
+  offline: boolean;
+}
+
+export interface Geofence {
+  id: number;
+  name: string;
+  area: GeofenceArea;
+  speedLimitKmh: number | null;
+}
+
+export interface RaisedEvent {
+  type: EventType;
+  imei: string;
+  positionId: number;
+  gpsTime: string;
+  latitude: number;
+  longitude: number;
+  attributes: Record<string, unknown>;
+}
+
+export interface RuleContext {
+  geofences: readonly Geofence[];
+  /** The device's own limit or, without one, OVERSPEED_LIMIT_KMH; undefined: no limit. */
+  speedLimitKmh: number | undefined;
+}
+
+/** 'seen': processed before; 'late': older than the newest fix processed, so it changes nothing. */
+export type Outcome = 'applied' | 'late' | 'seen';
+
+export interface Applied {
+  state: DeviceState;
+  events: RaisedEvent[];
+  outcome: Outcome;
+}
+
+/** The lowest of the device's limit and those of the geofences the fix is in. */
+function limitAt(context: RuleContext, inside: readonly Geofence[]): number | undefined {
+  const limits = [context.speedLimitKmh, ...inside.map((fence) => fence.speedLimitKmh ?? undefined)].filter(
+    (limit): limit is number => limit !== undefined,
+  );
+  return limits.length ? Math.min(...limits) : undefined;
+}
+
+export function applyPosition(before: DeviceState | undefined, position: PositionEvent, context: RuleContext): Applied {
+  if (before && position.id <= before.lastPositionId) return { state: before, events: [], outcome: 'seen' };
+  const gpsTime = Date.parse(position.gpsTime);
+  if (before && gpsTime < before.lastGpsTime) {
+    return { state: { ...before, lastPositionId: position.id }, events: [], outcome: 'late' };
+  }
+  const events: RaisedEvent[] = [];
+  const raise = (type: EventType, attributes: Record<string, unknown> = {}) =>
+    events.push({
+      type,
+      imei: position.imei,
+      positionId: position.id,
+      gpsTime: position.gpsTime,
+      latitude: position.latitude,
+      longitude: position.longitude,
+      attributes,
+    });
+
+  if (before?.offline) raise('deviceOnline');
+
+  const ignition = position.ignition ?? before?.ignition ?? null;
+  if (position.ignition !== null && before?.ignition != null && position.ignition !== before.ignition) {
+    raise(position.ignition ? 'ignitionOn' : 'ignitionOff');
+  }
+
+  const inside = context.geofences.filter((fence) => containsPoint(fence.area, position.longitude, position.latitude));
+  const insideIds = new Set(inside.map((fence) => fence.id));
+  const wasInside = new Set(before?.geofenceIds ?? []);
+  for (const fence of context.geofences) {
+    if (wasInside.has(fence.id) && !insideIds.has(fence.id)) raise('geofenceExit', { geofenceId: fence.id, geofenceName: fence.name });
+  }
+  for (const fence of inside) {
+    if (!wasInside.has(fence.id)) raise('geofenceEnter', { geofenceId: fence.id, geofenceName: fence.name });
+  }
+
+  let overspeed = before?.overspeed ?? false;
+  const limit = limitAt(context, inside);
+  if (position.speed !== null) {
+    const above = limit !== undefined && position.speed > limit;
+    if (above && !overspeed) raise('overspeed', { speed: position.speed, speedLimitKmh: limit });
+    overspeed = above;
+  }
+
+  const receivedAt = Date.parse(position.receivedAt);
+  return {
+    state: {
+      imei: position.imei,
+      lastPositionId: position.id,
+      lastGpsTime: gpsTime,
+      lastReceivedAt: Math.max(receivedAt, before?.lastReceivedAt ?? receivedAt),
+      latitude: position.latitude,
+      longitude: position.longitude,
+      ignition,
+      overspeed,
+      // A geofence deleted since is forgotten without an exit: it no longer exists to be left.
+      geofenceIds: [...insideIds].sort((a, b) => a - b),
+      offline: false,
+    },
+    events,
+    outcome: 'applied',
+  };
+}

@@ -1,0 +1,219 @@
+// SQL for the event processor. A batch of positions is one transaction: the devices' states are read
+// with their rows locked, the rules applied (device-rules.ts), the new states written, and the events
+// inserted with a delivery row for each webhook that wants them, all committed together. Kafka's offsets
+// can then lag behind without harm: a position redelivered after a crash finds its device's state past
+// it and raises nothing again. Event ids are taken under one advisory lock held until commit, so they
+// grow in commit order: a reader resuming after an id (the events stream) misses nothing.
+import type { Pool, PoolClient } from 'pg';
+import { EVENTS_CHANNEL, type EventType } from '@fleet/shared/events/fleet-event';
+import type { DeviceState, Geofence, RaisedEvent } from './device-rules';
+
+/** The advisory lock every event insert takes; any constant no other feature uses. */
+const EVENT_ORDER_LOCK = 7_734_001;
+
+interface StateRow {
+  imei: string;
+  last_position_id: string;
+  last_gps_time: Date;
+  last_received_at: Date;
+  latitude: number;
+  longitude: number;
+  ignition: boolean | null;
+  overspeed: boolean;
+  geofence_ids: string[];
+  offline: boolean;
+}
+
+const toState = (row: StateRow): DeviceState => ({
+  imei: row.imei,
+  lastPositionId: Number(row.last_position_id),
+  lastGpsTime: row.last_gps_time.getTime(),
+  lastReceivedAt: row.last_received_at.getTime(),
+  latitude: row.latitude,
+  longitude: row.longitude,
+  ignition: row.ignition,
+  overspeed: row.overspeed,
+  geofenceIds: row.geofence_ids.map(Number),
+  offline: row.offline,
+});
+
+const SELECT_STATES = `
+  SELECT imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed,
+         geofence_ids, offline
+  FROM event_device_states WHERE imei = ANY($1::text[]) ORDER BY imei FOR UPDATE`;
+
+const UPSERT_STATES = `
+  INSERT INTO event_device_states
+    (imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed, geofence_ids, offline)
+  SELECT imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed,
+         geofence_ids::bigint[], offline
+  FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::float8[], $6::float8[], $7::boolean[],
+              $8::boolean[], $9::text[], $10::boolean[])
+    AS s(imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed, geofence_ids, offline)
+  ON CONFLICT (imei) DO UPDATE SET
+    last_position_id = excluded.last_position_id, last_gps_time = excluded.last_gps_time,
+    last_received_at = excluded.last_received_at, latitude = excluded.latitude, longitude = excluded.longitude,
+    ignition = excluded.ignition, overspeed = excluded.overspeed, geofence_ids = excluded.geofence_ids,
+    offline = excluded.offline`;
+
+const INSERT_EVENTS = `
+  INSERT INTO events (type, imei, position_id, gps_time, latitude, longitude, attributes)
+  SELECT type, imei, position_id, gps_time, latitude, longitude, attributes
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::float8[], $6::float8[], $7::jsonb[])
+    WITH ORDINALITY AS e(type, imei, position_id, gps_time, latitude, longitude, attributes, n)
+  ORDER BY n
+  ON CONFLICT ON CONSTRAINT events_once DO NOTHING
+  RETURNING id, type`;
+
+const INSERT_DELIVERIES = `
+  INSERT INTO webhook_deliveries (webhook_id, event_id)
+  SELECT w.id, e.id FROM webhooks w
+  JOIN unnest($1::bigint[], $2::text[]) AS e(id, type) ON w.types IS NULL OR e.type = ANY (w.types)`;
+
+// Rows a processor holds are skipped: a device with a position in flight is not silent.
+const SWEEP_OFFLINE = `
+  UPDATE event_device_states s SET offline = true
+  FROM (
+    SELECT imei FROM event_device_states
+    WHERE NOT offline AND last_received_at < now() - make_interval(secs => $1)
+    ORDER BY imei LIMIT $2 FOR UPDATE SKIP LOCKED
+  ) due
+  WHERE s.imei = due.imei
+  RETURNING s.imei, s.last_position_id, s.last_gps_time, s.latitude, s.longitude, s.last_received_at`;
+
+/** Devices marked offline per sweep statement, so that one sweep never holds many row locks. */
+const SWEEP_CHUNK = 500;
+
+/** Runs `work` in a transaction on a client of its own; a client whose statement failed is closed, not reused. */
+async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  // A connection the server ends between two statements would emit an error nobody hears: the next
+  // statement fails instead, and the batch is tried again.
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onLost);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    lost ??= error as Error;
+    throw error;
+  } finally {
+    client.removeListener('error', onLost);
+    client.release(lost);
+  }
+}
+
+/** Inserts the events (those raised before are skipped) and their deliveries; answers the types of those new. */
+async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<EventType[]> {
+  if (events.length === 0) return [];
+  await client.query('SELECT pg_advisory_xact_lock($1)', [EVENT_ORDER_LOCK]);
+  const inserted = await client.query<{ id: string; type: EventType }>(INSERT_EVENTS, [
+    events.map((e) => e.type),
+    events.map((e) => e.imei),
+    events.map((e) => e.positionId),
+    events.map((e) => e.gpsTime),
+    events.map((e) => e.latitude),
+    events.map((e) => e.longitude),
+    events.map((e) => JSON.stringify(e.attributes)),
+  ]);
+  if (inserted.rows.length === 0) return [];
+  const ids = inserted.rows.map((row) => row.id);
+  await client.query(INSERT_DELIVERIES, [ids, inserted.rows.map((row) => row.type)]);
+  // Delivered at commit: the gateways' streams read what was committed past the id they sent last.
+  await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, ids[ids.length - 1]]);
+  return inserted.rows.map((row) => row.type);
+}
+
+export interface BatchWork {
+  /** Applies the rules to the devices' positions, given their states (undefined: never seen). */
+  apply(states: ReadonlyMap<string, DeviceState>): { states: DeviceState[]; events: RaisedEvent[] };
+}
+
+/** One batch in one transaction: the states locked and read, the rules applied, states and events written. */
+export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<{ raised: EventType[] }> {
+  return inTransaction(pool, async (client) => {
+    const rows = await client.query<StateRow>(SELECT_STATES, [imeis]);
+    const { states, events } = work.apply(new Map(rows.rows.map((row) => [row.imei, toState(row)])));
+    if (states.length) {
+      await client.query(UPSERT_STATES, [
+        states.map((s) => s.imei),
+        states.map((s) => s.lastPositionId),
+        states.map((s) => new Date(s.lastGpsTime).toISOString()),
+        states.map((s) => new Date(s.lastReceivedAt).toISOString()),
+        states.map((s) => s.latitude),
+        states.map((s) => s.longitude),
+        states.map((s) => s.ignition),
+        states.map((s) => s.overspeed),
+        states.map((s) => `{${s.geofenceIds.join(',')}}`),
+        states.map((s) => s.offline),
+      ]);
+    }
+    return { raised: await insertEvents(client, events) };
+  });
+}
+
+/** The devices' own speed limits, for those that have one. */
+export async function deviceSpeedLimits(pool: Pool, imeis: readonly string[]): Promise<Map<string, number>> {
+  const result = await pool.query<{ imei: string; speed_limit_kmh: number }>(
+    'SELECT imei, speed_limit_kmh FROM device_settings WHERE imei = ANY($1::text[]) AND speed_limit_kmh IS NOT NULL',
+    [imeis],
+  );
+  return new Map(result.rows.map((row) => [row.imei, row.speed_limit_kmh]));
+}
+
+/**
+ * The geofences, read again only when they changed: a create moves the highest id, a delete the count.
+ * One small query per batch keeps a geofence created a moment ago in force for the next fix.
+ */
+export function geofenceCache(pool: Pool): () => Promise<readonly Geofence[]> {
+  let version = '';
+  let geofences: readonly Geofence[] = [];
+  return async () => {
+    const { rows } = await pool.query<{ version: string }>("SELECT count(*) || ':' || coalesce(max(id), 0) AS version FROM geofences");
+    if (rows[0]!.version === version) return geofences;
+    const all = await pool.query<{ id: string; name: string; area: Geofence['area']; speed_limit_kmh: number | null }>(
+      'SELECT id, name, area, speed_limit_kmh FROM geofences ORDER BY id',
+    );
+    geofences = all.rows.map((row) => ({ id: Number(row.id), name: row.name, area: row.area, speedLimitKmh: row.speed_limit_kmh }));
+    version = rows[0]!.version;
+    return geofences;
+  };
+}
+
+/** Marks the devices silent for `afterMs` offline and raises their deviceOffline; answers how many. */
+export async function sweepOffline(pool: Pool, afterMs: number): Promise<number> {
+  let raised = 0;
+  for (;;) {
+    const marked = await inTransaction(pool, async (client) => {
+      const due = await client.query<{
+        imei: string;
+        last_position_id: string;
+        last_gps_time: Date;
+        latitude: number;
+        longitude: number;
+        last_received_at: Date;
+      }>(SWEEP_OFFLINE, [afterMs / 1000, SWEEP_CHUNK]);
+      const offline = await insertEvents(
+        client,
+        due.rows.map((row) => ({
+          type: 'deviceOffline',
+          imei: row.imei,
+          positionId: Number(row.last_position_id),
+          gpsTime: row.last_gps_time.toISOString(),
+          latitude: row.latitude,
+          longitude: row.longitude,
+          attributes: { lastReceivedAt: row.last_received_at.toISOString() },
+        })),
+      );
+      raised += offline.length;
+      return due.rows.length;
+    });
+    if (marked < SWEEP_CHUNK) return raised;
+  }
+}

@@ -1,0 +1,76 @@
+// A batch of the positions topic turned into events: the messages decoded (each a list of committed
+// positions, a device's in id order), the devices' positions applied in that order to their states, in
+// one transaction (event-store.ts). What a redelivery brings again is recognised by the state and skipped.
+import type { Pool } from 'pg';
+import type { Logger } from '@fleet/shared/logger';
+import type { PositionEvent } from '@fleet/shared/schemas/position-event';
+import { applyPosition, type DeviceState, type RaisedEvent } from './device-rules';
+import { deviceSpeedLimits, geofenceCache, processBatch } from './event-store';
+import type { EventMetrics } from './metrics';
+
+export interface PositionProcessorOptions {
+  pool: Pool;
+  logger: Logger;
+  metrics: EventMetrics;
+  /** OVERSPEED_LIMIT_KMH; 0: devices without a limit of their own have none. */
+  defaultSpeedLimitKmh: number;
+}
+
+/** The positions a message carries, or none (logged) for one that is not a list of positions. */
+export function decodePositions(value: Buffer | null, logger: Logger): PositionEvent[] {
+  if (!value) return [];
+  try {
+    const decoded: unknown = JSON.parse(value.toString('utf8'));
+    if (Array.isArray(decoded)) return decoded as PositionEvent[];
+  } catch {
+    // Reported below, like a message of any other shape.
+  }
+  logger.warn({ bytes: value.length }, 'a message on the positions topic is not a list of positions; skipped');
+  return [];
+}
+
+export function positionProcessor(options: PositionProcessorOptions): (positions: PositionEvent[]) => Promise<void> {
+  const { pool, metrics } = options;
+  const geofences = geofenceCache(pool);
+  return async (positions) => {
+    if (positions.length === 0) return;
+    const byDevice = new Map<string, PositionEvent[]>();
+    for (const position of [...positions].sort((a, b) => a.id - b.id)) {
+      let its = byDevice.get(position.imei);
+      if (!its) byDevice.set(position.imei, (its = []));
+      its.push(position);
+    }
+    const imeis = [...byDevice.keys()];
+    const [fences, limits] = await Promise.all([geofences(), deviceSpeedLimits(pool, imeis)]);
+    let applied = 0;
+    let late = 0;
+    let newestReceipt = 0;
+    const { raised } = await processBatch(pool, imeis, {
+      apply(states) {
+        applied = 0;
+        late = 0;
+        const after: DeviceState[] = [];
+        const events: RaisedEvent[] = [];
+        for (const [imei, its] of byDevice) {
+          const context = { geofences: fences, speedLimitKmh: limits.get(imei) ?? (options.defaultSpeedLimitKmh || undefined) };
+          let state = states.get(imei);
+          const before = state;
+          for (const position of its) {
+            const result = applyPosition(state, position, context);
+            if (result.outcome === 'seen') continue;
+            applied += 1;
+            if (result.outcome === 'late') late += 1;
+            newestReceipt = Math.max(newestReceipt, Date.parse(position.receivedAt));
+            state = result.state;
+            events.push(...result.events);
+          }
+          if (state && state !== before) after.push(state);
+        }
+        return { states: after, events };
+      },
+    });
+    metrics.positions(applied);
+    if (late) metrics.late(late);
+    metrics.raised(raised, newestReceipt || undefined);
+  };
+}

@@ -1,0 +1,150 @@
+// The event processor: a member of its consumer group on the committed positions (<prefix>.positions,
+// keyed by IMEI, so each device's positions reach one member in order), turning them into events
+// (process-positions.ts), marking silent devices offline, and delivering events to webhooks.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EachBatchPayload } from 'kafkajs';
+import { startChore } from '@fleet/shared/chore';
+import { createPool, redactUrl } from '@fleet/shared/db/pool';
+import { createKafka, consumerConfig, kafkaClientSettings } from '@fleet/shared/kafka/client';
+import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
+import { registerConsumerLag } from '@fleet/shared/kafka/consumer-lag';
+import { superviseConsumer } from '@fleet/shared/kafka/supervised-consumer';
+import { missingTopics, missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
+import { topicsFor } from '@fleet/shared/kafka/topics';
+import { createLogger, type Logger } from '@fleet/shared/logger';
+import { createMetricsRegistry, serveMetrics } from '@fleet/shared/metrics';
+import type { EventProcessorConfig } from './config';
+import { sweepOffline } from './event-store';
+import { createEventMetrics } from './metrics';
+import { decodePositions, positionProcessor } from './process-positions';
+import { startWebhookDelivery } from './webhook-delivery';
+
+export { eventProcessorConfig, eventProcessorEnvNames, type EventProcessorConfig } from './config';
+
+/** Partitions processed at once; each batch is a transaction of its own. */
+const CONCURRENCY = 4;
+/** Offsets are committed on this timer, not per batch: a redelivered position raises nothing again. */
+const COMMIT_INTERVAL_MS = 5000;
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 10_000;
+
+export interface RunningEventProcessor {
+  metricsPort: number;
+  stop(): Promise<void>;
+}
+
+/** How often silent devices are looked for: often enough to raise deviceOffline within 10 s of its time. */
+export function offlineSweepMs(offlineAfterMs: number): number {
+  return Math.min(5000, Math.max(500, Math.floor(offlineAfterMs / 2)));
+}
+
+export async function start(
+  config: EventProcessorConfig,
+  logger: Logger = createLogger('event-processor', config.LOG_LEVEL),
+): Promise<RunningEventProcessor> {
+  const pool = createPool(
+    { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'fleet-event-processor' },
+    logger,
+  );
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end();
+    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`, { cause: error });
+  }
+  const registry = createMetricsRegistry('event-processor');
+  const metrics = createEventMetrics(registry, pool);
+  const metricsServer = await serveMetrics(registry, config.METRICS_PORT).catch(async (error: Error) => {
+    await pool.end();
+    throw new Error(`cannot serve metrics on METRICS_PORT=${config.METRICS_PORT}: ${error.message}`, { cause: error });
+  });
+
+  const topic = topicsFor(config.KAFKA_TOPIC_PREFIX).positions;
+  const groupId = config.EVENT_PROCESSOR_GROUP_ID ?? `${config.KAFKA_TOPIC_PREFIX}.event-processor`;
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: 'fleet-event-processor',
+    logger,
+    outages: createKafkaOutageMetrics(registry),
+  });
+  const admin = kafka.admin();
+  const process = positionProcessor({ pool, logger, metrics, defaultSpeedLimitKmh: config.OVERSPEED_LIMIT_KMH });
+
+  // A batch that cannot be processed (PostgreSQL away) is tried again with growing pauses while the
+  // consumer stays in its group; nothing after it in the partition is processed before it.
+  async function handleBatch({ batch, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const positions = batch.messages.flatMap((message) => decodePositions(message.value, logger));
+    for (let pauseMs = FIRST_RETRY_MS; ; pauseMs = Math.min(pauseMs * 2, MAX_RETRY_MS)) {
+      try {
+        await process(positions);
+        return;
+      } catch (error) {
+        if (!isRunning() || isStale()) throw error;
+        logger.warn(
+          { err: (error as Error).message, partition: batch.partition, retryInMs: pauseMs },
+          'could not process positions; retrying',
+        );
+        await sleep(pauseMs);
+        await heartbeat();
+      }
+    }
+  }
+
+  let consumer;
+  try {
+    await admin.connect();
+    const missing = await missingTopics(admin, [topic]);
+    if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
+    consumer = await superviseConsumer({
+      name: groupId,
+      logger,
+      create: () =>
+        kafka.consumer(consumerConfig(groupId, { ...kafkaClientSettings(config), sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS })),
+      run: async (fresh) => {
+        await fresh.connect();
+        await fresh.subscribe({ topic, fromBeginning: true });
+        await fresh.run({
+          partitionsConsumedConcurrently: CONCURRENCY,
+          autoCommitInterval: COMMIT_INTERVAL_MS,
+          eachBatch: handleBatch,
+        });
+      },
+    });
+  } catch (error) {
+    await Promise.allSettled([pool.end(), metricsServer.close(), admin.disconnect()]);
+    throw new Error(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`, { cause: error });
+  }
+  registerConsumerLag(registry, { admin, groupId, topic });
+
+  const sweep = startChore(
+    {
+      name: 'raising deviceOffline',
+      everyMs: offlineSweepMs(config.DEVICE_OFFLINE_AFTER),
+      run: async () => {
+        const offline = await sweepOffline(pool, config.DEVICE_OFFLINE_AFTER);
+        if (offline) metrics.raised(Array.from({ length: offline }, () => 'deviceOffline' as const));
+      },
+    },
+    logger,
+  );
+  const delivery = startWebhookDelivery({
+    pool,
+    logger,
+    metrics,
+    retryForMs: config.WEBHOOK_RETRY_FOR,
+    firstRetryAfterMs: config.WEBHOOK_FIRST_RETRY_AFTER,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+  });
+  logger.info({ topic, groupId, metricsPort: metricsServer.port }, 'event-processor consuming');
+
+  return {
+    metricsPort: metricsServer.port,
+    async stop() {
+      await consumer.stop();
+      await Promise.all([sweep.stop(), delivery.stop()]);
+      await Promise.allSettled([pool.end(), admin.disconnect()]);
+      await metricsServer.close();
+      logger.info('event-processor stopped');
+    },
+  };
+}
