@@ -31,6 +31,7 @@ export const errorCodes = {
   deviceNotFound: { code: 'E-N1/1-05', category: 'notFound', message: 'No such device' },
   groupNotFound: { code: 'E-N1/1-06', category: 'notFound', message: 'No such vehicle group' },
   geofenceNotFound: { code: 'E-N1/1-07', category: 'notFound', message: 'No such geofence' },
+  webhookNotFound: { code: 'E-N1/1-08', category: 'notFound', message: 'No such webhook' },
   tokenInvalid: { code: 'E-V1/1-03', category: 'invalid', message: 'An error occurred while executing the query' },
   validationFailed: { code: 'E-V1/1-01', category: 'invalid', message: 'The request body is invalid' },
   malformedBody: { code: 'E-V1/1-02', category: 'invalid', message: 'The request body could not be parsed' },

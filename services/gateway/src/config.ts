@@ -75,6 +75,8 @@ const gatewayEnv = z
     MAX_STREAMS: positiveInt(10_000),
     /** A device with nothing received for this long is offline (GET /fleet/api/v1/devices...), same notation. */
     DEVICE_OFFLINE_AFTER: duration('10m'),
+    /** Lets a webhook point at a loopback, link-local or private address (a test's receiver, a private network). */
+    WEBHOOK_ALLOW_PRIVATE: booleanFlag(false),
     /** The unit of `speed` in the OsmAnd protocol's parameters: knots as the OsmAnd app sends it, by default. */
     OSMAND_SPEED_UNIT: z.enum(['knots', 'kmh', 'mps', 'mph']).default('knots'),
     GATEWAY_INSTANCE_ID: optionalString,

@@ -1,6 +1,7 @@
 // The query parameters every read shares, whatever its feature: a device id, a page size, a parameter
 // given once. Every refusal is a 400 whose detail starts with the parameter's name.
 import { AppError } from '@fleet/shared/errors';
+import { parseIsoTime } from '@fleet/shared/schemas/gps-time';
 import { imeiSchema } from '@fleet/shared/schemas/trip-location.schema';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -56,4 +57,14 @@ export function idCursor(tag: string) {
       return Number(match[1]);
     },
   };
+}
+
+/** A time parameter: ISO-8601 with an offset or Z; undefined when absent. */
+export function parseTime(name: string, text: string | undefined): Date | undefined {
+  if (text === undefined) return undefined;
+  const time = parseIsoTime(text);
+  if (time) return time;
+  // A + left unencoded in a query string arrives as a space.
+  const hint = text.includes(' ') ? ' (send a + in a query string as %2B)' : '';
+  throw invalidParameter(name, `must be an ISO-8601 time with an offset or Z, e.g. 2026-11-22T08:30:00Z${hint}`);
 }

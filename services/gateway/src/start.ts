@@ -29,7 +29,14 @@ import { createDeviceStatusReader } from './positions/device-status';
 import { createPositionReader } from './positions/read-positions';
 import { deviceStatusStore } from './positions/device-status-store';
 import { findMissedPositions, positionStore } from './positions/position-store';
-import { deviceEnrolment } from './devices/device-store';
+import { deviceAdministration, deviceEnrolment } from './devices/device-store';
+import { createDeviceManagement } from './devices/manage-device';
+import { eventStore } from './events/event-store';
+import { createEventReader } from './events/events';
+import { EventFeed } from './streams/event-feed';
+import { privateAddressOf } from '@fleet/shared/events/public-address';
+import { webhookStore } from './webhooks/webhook-store';
+import { createWebhooks } from './webhooks/webhooks';
 import { geofenceStore } from './geofences/geofence-store';
 import { createGeofences } from './geofences/geofences';
 import { groupStore } from './vehicle-groups/group-store';
@@ -125,6 +132,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
   });
   const topics = topicsFor(config.KAFKA_TOPIC_PREFIX);
   const neededTopics = [topics.tripLocations, topics.vehicleGroups, topics.replies, topics.positions];
+  const eventFeed = new EventFeed({ connectionString: config.DATABASE_URL, logger });
   const feed = new PositionFeed({
     kafka,
     topic: topics.positions,
@@ -218,6 +226,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tripRequest: tripRequestSchema(timeWindow),
     },
     enrolment: deviceEnrolment(pool),
+    management: createDeviceManagement(deviceAdministration(pool)),
     trackers: {
       registry: new DeviceRegistry(registryLookups(pool)),
       trackerPosition: trackerPositionRequestSchema(timeWindow),
@@ -246,6 +255,15 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     },
     groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(pool)) },
     geofences: createGeofences(geofenceStore(pool)),
+    events: {
+      reader: createEventReader(eventStore(pool)),
+      store: eventStore(pool),
+      feed: eventFeed,
+      deviceClaim: config.JWT_DEVICE_CLAIM,
+      maxStreams: config.MAX_STREAMS,
+      metrics,
+    },
+    webhooks: createWebhooks({ store: webhookStore(pool), privateAddressOf, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
     streams: {
       feed,
       findMissed: (request) => findMissedPositions(pool, request),
@@ -276,7 +294,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       stopping = true;
       logger.info('gateway stopping: draining in-flight requests');
       await drain(server, { streams, graceMs: commandDrainMs(config.REPLY_TIMEOUT_MS) });
-      await feed.stop();
+      await Promise.all([feed.stop(), eventFeed.stop()]);
       await closeAll();
       logger.info('gateway stopped');
     },

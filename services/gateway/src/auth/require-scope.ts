@@ -11,6 +11,8 @@ export const SCOPES = {
   devicesWrite: 'devices:write',
   geofencesWrite: 'geofences:write',
   geofencesRead: 'geofences:read',
+  eventsRead: 'events:read',
+  webhooksWrite: 'webhooks:write',
 } as const;
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];

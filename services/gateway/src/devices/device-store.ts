@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { isUniqueViolation } from '@fleet/shared/db/pg-errors';
 import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '@fleet/shared/db/database-read';
+import type { DeviceAdministration } from './manage-device';
 import type { DeviceEnrolment } from './register-device';
 import { hashDeviceKey, newDeviceKey } from '@fleet/write-path/devices/device-keys';
 
@@ -70,6 +71,32 @@ export async function removeDevice(pool: Pool, imei: string): Promise<boolean> {
 export async function listDevices(pool: Pool): Promise<Device[]> {
   const result = await pool.query<DeviceRow>('SELECT imei, name, created_at, key_rotated_at FROM devices ORDER BY imei');
   return result.rows.map(toDevice);
+}
+
+/** Sets or (null) removes a device's own speed limit; any device may have one, registered or not. */
+export async function setSpeedLimit(pool: Pool, imei: string, speedLimitKmh: number | null): Promise<void> {
+  if (speedLimitKmh === null) {
+    await pool.query('DELETE FROM device_settings WHERE imei = $1', [imei]);
+    return;
+  }
+  await pool.query(
+    `INSERT INTO device_settings (imei, speed_limit_kmh) VALUES ($1, $2)
+     ON CONFLICT (imei) DO UPDATE SET speed_limit_kmh = excluded.speed_limit_kmh, updated_at = now()`,
+    [imei, speedLimitKmh],
+  );
+}
+
+/** Device management over this database, as the device routes ask it. */
+export function deviceAdministration(pool: Pool): DeviceAdministration {
+  return {
+    setSpeedLimit: (imei, limit) => setSpeedLimit(pool, imei, limit),
+    removeDevice: (imei) => removeDevice(pool, imei),
+    rotateKey: (imei) =>
+      rotateDeviceKey(pool, imei).catch((error: unknown) => {
+        if (error instanceof AppError && error.kind === 'deviceNotFound') return undefined;
+        throw error;
+      }),
+  };
 }
 
 /** Registration over this database, as the register route asks it. */

@@ -3,7 +3,8 @@
 // on a path prefix checks first; the route's own check then finds that access granted and costs nothing.
 import type { IncomingMessage } from 'node:http';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
-import { verifyWithScope, type ScopeDeps } from '../auth/require-scope';
+import { checkScope, type ScopeDeps } from '../auth/require-scope';
+import type { VerifiedToken } from '../auth/token-verifier';
 import type { Answer, Middleware, RouteHandler } from './route-handler';
 import type { Access } from './routes';
 
@@ -14,7 +15,7 @@ export interface AccessDeps extends ScopeDeps {
 /** Refuses the request (a thrown or rejected AppError) unless it has the access; a promise only when a token is verified. */
 export type AccessCheck = (access: Access, req: IncomingMessage, res: Answer) => Promise<void> | undefined;
 
-const grantOf = (access: Access) => (access.kind === 'token' ? `token ${access.scope}` : access.kind);
+const grantOf = (access: Access) => (access.kind === 'token' ? `token ${access.scope ?? ''}` : access.kind);
 
 export function accessCheck(deps: AccessDeps): AccessCheck {
   return (access, req, res) => {
@@ -26,10 +27,18 @@ export function accessCheck(deps: AccessDeps): AccessCheck {
       res.locals.granted = grant;
       return undefined;
     }
-    return verifyWithScope(req.headers.authorization, access.scope, deps).then((token) => {
+    const grantScope = (token: VerifiedToken) => {
+      if (access.scope) checkScope(token, access.scope, deps.requiredScopes);
       res.locals.token = token;
       res.locals.granted = grant;
-    });
+    };
+    // A guard verified the token already: only the route's scope is left to check.
+    const verified = res.locals.token as VerifiedToken | undefined;
+    if (verified) {
+      grantScope(verified);
+      return undefined;
+    }
+    return deps.tokens.verify(req.headers.authorization).then(grantScope);
   };
 }
 

@@ -7,7 +7,9 @@ import helmet from 'helmet';
 import type { Logger } from '@fleet/shared/logger';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import type { DeviceEnrolment } from '../devices/register-device';
+import type { DeviceManagement } from '../devices/manage-device';
 import type { Geofences } from '../geofences/geofences';
+import type { Webhooks } from '../webhooks/webhooks';
 import type { GatewayMetrics } from '../metrics';
 import { accessCheck } from './access';
 import { categoryHandlers, undecodableCategoryId, type CategoryRoutesDeps } from './category-routes';
@@ -15,7 +17,9 @@ import { refuseTransferCodings } from './client-errors';
 import { deviceHandlers } from './device-routes';
 import { directListener } from './direct-routes';
 import { answerError, errorHandler, notFound } from './error-handler';
+import { eventHandlers, type EventRoutesDeps } from './event-routes';
 import { geofenceHandlers } from './geofence-routes';
+import { webhookHandlers } from './webhook-routes';
 import { groupHandlers, type GroupRoutesDeps } from './group-routes';
 import { healthHandlers, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
@@ -41,9 +45,13 @@ export interface AppDeps {
   positions: PositionRoutesDeps;
   groups: GroupRoutesDeps;
   geofences: Geofences;
+  events: EventRoutesDeps;
+  webhooks: Webhooks;
   streams: StreamRoutesDeps;
   /** Where the register route adds devices. */
   enrolment: DeviceEnrolment;
+  /** Where the device routes set limits, remove devices and rotate keys. */
+  management: DeviceManagement;
   /** What the tracker protocols' routes need besides the write routes' dependencies. */
   trackers: Omit<OsmandRoutesDeps, 'writes' | 'countDropped'>;
   metrics: GatewayMetrics;
@@ -54,7 +62,7 @@ export interface Http {
   app: Express;
   /** The server's request listener: the direct routes, then the app. */
   listener: RequestListener;
-  /** The live position streams, ended when the gateway stops. */
+  /** The live position and event streams, ended when the gateway stops. */
   streams: Streams;
 }
 
@@ -70,14 +78,17 @@ export function createHttp(deps: AppDeps): Http {
     refuseTransferCodings,
   ];
   const stream = streamHandler(deps.streams);
+  const events = eventHandlers(deps.events);
   // One handler a route of the table (routes.ts), by its name.
   const handlers: RouteHandlers = {
     ...categoryHandlers(deps.categories),
     ...writeHandlers(deps.writes),
     ...tripBatchHandler(deps.writes),
-    ...deviceHandlers({ writes: deps.writes, positions: deps.positions, enrolment: deps.enrolment }),
+    ...deviceHandlers({ writes: deps.writes, positions: deps.positions, enrolment: deps.enrolment, management: deps.management }),
     ...groupHandlers(deps.groups),
     ...geofenceHandlers({ writes: deps.writes, geofences: deps.geofences }),
+    ...events.handlers,
+    ...webhookHandlers({ writes: deps.writes, webhooks: deps.webhooks }),
     ...stream.handlers,
     ...positionHandlers(deps.positions),
     ...osmandHandlers({
@@ -111,5 +122,11 @@ export function createHttp(deps: AppDeps): Http {
   app.use(errorHandler(answer));
 
   const listener = directListener({ app, handlers, check, front, answerError: answer });
-  return { app, listener, streams: stream.streams };
+  const streams: Streams = {
+    closeAll() {
+      stream.streams.closeAll();
+      events.closeAll();
+    },
+  };
+  return { app, listener, streams };
 }

@@ -95,7 +95,7 @@ describe('directListener', () => {
   test("runs each route's access check from the table before its handler", async () => {
     const seen: string[] = [];
     const check: AccessCheck = (access) => {
-      seen.push(access.kind === 'token' ? access.scope : access.kind);
+      seen.push(access.kind === 'token' ? (access.scope ?? 'token') : access.kind);
       if (access.kind === 'apiKey') throw new AppError({ kind: 'apiKeyRequired' });
       return undefined;
     };

@@ -11,6 +11,7 @@ import type { DocContext, Operations } from './openapi-context';
 import { deviceOperations } from './openapi-devices';
 import { operationsOperations } from './openapi-operations';
 import { categoryOperations } from './openapi-categories';
+import { eventOperations } from './openapi-events';
 import { geofenceOperations } from './openapi-geofences';
 import { positionOperations, readOperations } from './openapi-reads';
 import { writeOperations } from './openapi-writes';
@@ -154,10 +155,15 @@ function buildDocument(): object {
     ...readOperations({ ...context, position: positions.position }),
     ...deviceOperations(context),
     ...geofenceOperations(context),
+    ...eventOperations(context),
     ...operationsOperations(context),
   };
   const securityOf = (access: Access) =>
-    access.kind === 'apiKey' ? [{ [apiKey.name]: [] }] : access.kind === 'token' ? [{ [bearer.name]: [access.scope] }] : undefined;
+    access.kind === 'apiKey'
+      ? [{ [apiKey.name]: [] }]
+      : access.kind === 'token'
+        ? [{ [bearer.name]: access.scope ? [access.scope] : [] }]
+        : undefined;
   for (const route of routeList()) {
     const docs = operations[route.name];
     if (!docs) throw new Error(`the route ${route.name} (${route.method.toUpperCase()} ${route.path}) has no OpenAPI description`);
@@ -165,7 +171,7 @@ function buildDocument(): object {
     // What every route of a kind may answer, whatever its own description says: a token route refuses a
     // token without its scope, and a route reading a body refuses one that arrives too slowly.
     const responses = { ...docs.responses };
-    if (route.access.kind === 'token') {
+    if (route.access.kind === 'token' && route.access.scope) {
       responses[403] ??= json(
         ErrorBody,
         `With JWT_REQUIRED_SCOPES=true, the token's scope claim lacks ${route.access.scope} (${errorCodes.scopeMissing.code})`,
@@ -202,6 +208,7 @@ function buildDocument(): object {
       { name: 'Fleet', description: 'Writes, answered once stored, and position reads (bearer JWT)' },
       { name: 'Devices', description: 'The device registry (bearer JWT) and the tracker protocols (device key)' },
       { name: 'Geofences', description: 'Areas every device is tested against, with their speed limits (bearer JWT)' },
+      { name: 'Events', description: 'Events raised from the committed positions, read, streamed and sent to webhooks (bearer JWT)' },
       { name: 'Operations', description: 'Probes, metrics and this description' },
     ],
   });

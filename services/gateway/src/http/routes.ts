@@ -6,15 +6,19 @@
 // name (RouteHandlers), so a route added here does not compile until it has a handler and a description.
 import { SCOPES, type Scope } from '../auth/require-scope';
 
-/** Who may call a route: an API key, a bearer token granting a scope, or anyone (a device key in the path is the handler's to check). */
-export type Access = { kind: 'apiKey' } | { kind: 'token'; scope: Scope } | { kind: 'public' };
+/**
+ * Who may call a route: an API key, a bearer token granting a scope, or anyone (a device key in the path
+ * is the handler's to check). A token without a scope is a guard's: any valid token, each route below it
+ * then checking its own scope.
+ */
+export type Access = { kind: 'apiKey' } | { kind: 'token'; scope?: Scope } | { kind: 'public' };
 
 const API_KEY: Access = { kind: 'apiKey' };
 const PUBLIC: Access = { kind: 'public' };
 const token = (scope: Scope): Access => ({ kind: 'token', scope });
 
 export interface RouteSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** The express pattern; at most one `:parameter`, which the handler is given decoded. */
   path: string;
   access: Access;
@@ -29,6 +33,8 @@ export const TRIP_LOCATION_BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
 export const VEHICLE_GROUP_PATH = `${FLEET_PATH}/vehicle-group`;
 export const DEVICES_PATH = `${FLEET_PATH}/devices`;
 export const GEOFENCES_PATH = `${FLEET_PATH}/geofences`;
+export const EVENTS_PATH = `${FLEET_PATH}/events`;
+export const WEBHOOKS_PATH = `${FLEET_PATH}/webhooks`;
 
 /**
  * In express's order: a path's routes are matched in this order, each path answers 405 to other methods
@@ -47,10 +53,19 @@ export const ROUTES = {
   listGeofences: { method: 'get', path: GEOFENCES_PATH, access: token(SCOPES.geofencesRead) },
   getGeofence: { method: 'get', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesRead) },
   deleteGeofence: { method: 'delete', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesWrite) },
+  listEvents: { method: 'get', path: EVENTS_PATH, access: token(SCOPES.eventsRead) },
+  streamEvents: { method: 'get', path: `${EVENTS_PATH}/stream`, access: token(SCOPES.eventsRead) },
+  createWebhook: { method: 'post', path: WEBHOOKS_PATH, access: token(SCOPES.webhooksWrite) },
+  listWebhooks: { method: 'get', path: WEBHOOKS_PATH, access: token(SCOPES.webhooksWrite) },
+  getWebhook: { method: 'get', path: `${WEBHOOKS_PATH}/:id`, access: token(SCOPES.webhooksWrite) },
+  deleteWebhook: { method: 'delete', path: `${WEBHOOKS_PATH}/:id`, access: token(SCOPES.webhooksWrite) },
   streamPositions: { method: 'get', path: `${FLEET_PATH}/positions/stream`, access: token(SCOPES.positionsRead) },
   getLastLocation: { method: 'get', path: `${DEVICES_PATH}/:imei/last-location`, access: token(SCOPES.positionsRead), direct: true },
   listTripLocations: { method: 'get', path: `${DEVICES_PATH}/:imei/trip-locations`, access: token(SCOPES.positionsRead), direct: true },
+  rotateDeviceKey: { method: 'post', path: `${DEVICES_PATH}/:imei/key`, access: token(SCOPES.devicesWrite) },
   getDeviceStatus: { method: 'get', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.positionsRead) },
+  updateDevice: { method: 'patch', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.devicesWrite) },
+  removeDevice: { method: 'delete', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.devicesWrite) },
   osmandGet: { method: 'get', path: '/osmand/:key', access: PUBLIC },
   osmandPost: { method: 'post', path: '/osmand/:key', access: PUBLIC },
   liveness: { method: 'get', path: '/healthz', access: PUBLIC },
@@ -70,7 +85,8 @@ export type RouteName = keyof typeof ROUTES;
  */
 export const GUARDED_PREFIXES: ReadonlyArray<{ prefix: string; access: Access }> = [
   { prefix: CATEGORY_BASE_PATH, access: API_KEY },
-  { prefix: DEVICES_PATH, access: token(SCOPES.positionsRead) },
+  // Any valid token: the routes below it read (positions:read) or manage (devices:write) a device.
+  { prefix: DEVICES_PATH, access: { kind: 'token' } },
 ];
 
 /** The routes in the table's order, each with its name. */

@@ -1,8 +1,7 @@
 // The parameters of the position history read, checked before any query runs: the time range, the page
 // size and the keyset cursor (the device id and page size are read by query-parameters.ts). Every refusal
 // is a 400 whose detail starts with the parameter's name. Pure: the clock is passed in.
-import { parseIsoTime } from '@fleet/shared/schemas/gps-time';
-import { invalidParameter, parseLimit, single } from '../query-parameters';
+import { invalidParameter, parseLimit, parseTime, single } from '../query-parameters';
 
 export const DEFAULT_RANGE_MS = 24 * 60 * 60 * 1000;
 export const MAX_RANGE_DAYS = 31;
@@ -11,15 +10,6 @@ const MAX_RANGE_MS = MAX_RANGE_DAYS * DEFAULT_RANGE_MS;
 const MAX_CURSOR_LENGTH = 256;
 /** 9999-12-31T23:59:59.999Z, the last instant an ISO-8601 time of four-digit years names. */
 const MAX_TIME_MS = 253_402_300_799_999;
-
-function parseTime(name: string, text: string | undefined): Date | undefined {
-  if (text === undefined) return undefined;
-  const time = parseIsoTime(text);
-  if (time) return time;
-  // A + left unencoded in a query string arrives as a space.
-  const hint = text.includes(' ') ? ' (send a + in a query string as %2B)' : '';
-  throw invalidParameter(name, `must be an ISO-8601 time with an offset or Z, e.g. 2026-11-22T08:30:00Z${hint}`);
-}
 
 /**
  * Where a page ends: the device, the range it was asked for and the exact gps_time of its last position,

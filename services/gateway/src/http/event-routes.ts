@@ -1,0 +1,134 @@
+// Events: GET /fleet/api/v1/events, a page at a time; GET /fleet/api/v1/events/stream, Server-Sent Events
+// as they are committed, `event: <type>`, `id:` the event's id. Ids grow in commit order, so a client
+// that reconnects with Last-Event-ID is first sent what it missed (at most REPLAY_LIMIT a connection),
+// then goes on live with nothing missed or sent twice, however many devices it follows. Both take
+// `imei` and `type`, each repeatable; without `imei`, every device, which a token bound to one device
+// may not ask for. A comment every 15 s keeps proxies from closing an idle stream; a client that reads
+// too slowly is cut off once BUFFER_LIMIT bytes wait for it.
+import { AppError } from '@fleet/shared/errors';
+import type { FleetEvent } from '@fleet/shared/events/fleet-event';
+import { deviceOf } from '../auth/device-claim';
+import { verifiedTokenOf } from '../auth/require-scope';
+import { MAX_FILTER_DEVICES, parseEventTypes, visibleDevices, type EventFilter, type EventReader, type EventStore } from '../events/events';
+import type { GatewayMetrics } from '../metrics';
+import { invalidParameter } from '../query-parameters';
+import type { EventFeed } from '../streams/event-feed';
+import { queryOf, type RouteHandlers } from './route-handler';
+import { sendJson } from './send-json';
+
+const KEEP_ALIVE_MS = 15_000;
+const BUFFER_LIMIT = 1024 * 1024;
+/** Missed events sent per connection; a client that missed more reconnects from the last one sent. */
+export const EVENT_REPLAY_LIMIT = 1000;
+
+export interface EventRoutesDeps {
+  reader: EventReader;
+  store: EventStore;
+  feed: EventFeed;
+  deviceClaim: string | undefined;
+  maxStreams: number;
+  metrics: GatewayMetrics;
+}
+
+function lastEventIdOf(header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const id = typeof header === 'string' && /^\d{1,18}$/.test(header) ? Number(header) : NaN;
+  if (!Number.isSafeInteger(id)) throw invalidParameter('Last-Event-ID', 'must be the id of an event this stream sent');
+  return id;
+}
+
+const passes = (filter: EventFilter) => (event: FleetEvent) =>
+  (!filter.imeis || filter.imeis.includes(event.imei)) && (!filter.types || filter.types.includes(event.type));
+
+export function eventHandlers(deps: EventRoutesDeps): {
+  handlers: Pick<RouteHandlers, 'listEvents' | 'streamEvents'>;
+  closeAll(): void;
+} {
+  const open = new Set<() => void>();
+  const { metrics } = deps;
+
+  const streamEvents: RouteHandlers['streamEvents'] = async (req, res) => {
+    const query = queryOf(req);
+    const device = deviceOf(verifiedTokenOf(res), deps.deviceClaim);
+    const filter: EventFilter = { imeis: visibleDevices(query, device, MAX_FILTER_DEVICES), types: parseEventTypes(query) };
+    const resumed = lastEventIdOf(req.headers['last-event-id']);
+    if (open.size >= deps.maxStreams) {
+      throw new AppError({
+        kind: 'tooManyStreams',
+        detail: `this gateway serves ${deps.maxStreams} streams (MAX_STREAMS)`,
+        retryAfterSeconds: 1,
+      });
+    }
+    await deps.feed.ready();
+
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write(': events as they are committed\n\n');
+    const wanted = passes(filter);
+    let sentUpTo = resumed ?? deps.feed.position();
+    let replaying = resumed !== undefined;
+    const caughtUp: FleetEvent[] = [];
+    let ended = false;
+
+    const end = (reason?: 'slow' | 'failed') => {
+      if (ended) return;
+      ended = true;
+      open.delete(end);
+      unsubscribe();
+      clearInterval(keepAlive);
+      metrics.streamEnded(reason);
+      if (reason) res.destroy();
+      else res.end();
+    };
+    const send = (event: FleetEvent) => {
+      if (ended || event.id <= sentUpTo) return;
+      sentUpTo = event.id;
+      if (!wanted(event)) return;
+      res.write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+      metrics.streamEventSent();
+      if (res.writableLength > BUFFER_LIMIT) end('slow');
+    };
+    const unsubscribe = deps.feed.subscribe((events) => {
+      if (replaying) caughtUp.push(...events);
+      else for (const event of events) send(event);
+    });
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    keepAlive.unref();
+    open.add(end);
+    metrics.streamStarted();
+    req.once('close', () => end());
+
+    if (resumed === undefined) return;
+    let missed: FleetEvent[];
+    try {
+      missed = await deps.store.list(filter, resumed, EVENT_REPLAY_LIMIT);
+    } catch {
+      // The client reconnects with the same Last-Event-ID and tries again.
+      end('failed');
+      return;
+    }
+    for (const event of missed) send(event);
+    if (missed.length === EVENT_REPLAY_LIMIT) {
+      end();
+      return;
+    }
+    replaying = false;
+    for (const event of caughtUp) send(event);
+  };
+
+  return {
+    handlers: {
+      async listEvents(req, res) {
+        sendJson(res, 200, await deps.reader.page(queryOf(req), deviceOf(verifiedTokenOf(res), deps.deviceClaim)));
+      },
+      streamEvents,
+    },
+    closeAll() {
+      for (const end of [...open]) end();
+    },
+  };
+}
