@@ -10,6 +10,7 @@ import { startTeltonika, type TeltonikaListener } from '../../services/teltonika
 import { eventually } from '../support/eventually';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { scrape } from '../support/scrape';
+import { TeltonikaDevice as Device } from '../support/teltonika-device';
 import { runDevicesCli } from '../../services/gateway/src/cli/devices';
 import { closeDb, db, postJson, signToken, testServers, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
@@ -34,54 +35,6 @@ async function registered(): Promise<string> {
   const res = await postJson(`${stack.url}${DEVICES_PATH}`, { imei }, { authorization: `Bearer ${await signToken()}` });
   if (res.status !== 200) throw new Error(`registering ${imei} answered ${res.status}`);
   return imei;
-}
-
-/** A device's end of a connection: what it sends, and the bytes it reads back as they arrive. */
-class Device {
-  private readonly socket: net.Socket;
-  private received = Buffer.alloc(0);
-  private waiting: (() => void) | undefined;
-  readonly closed: Promise<void>;
-
-  constructor(port = listener.port) {
-    this.socket = net.connect(port, '127.0.0.1');
-    this.socket.on('data', (chunk: Buffer) => {
-      this.received = Buffer.concat([this.received, chunk]);
-      this.waiting?.();
-    });
-    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
-    void this.closed.then(() => this.waiting?.());
-  }
-
-  send(bytes: Buffer): void {
-    this.socket.write(bytes);
-  }
-
-  /** The next `count` bytes, or what arrived before the connection closed. */
-  async read(count: number): Promise<Buffer> {
-    let open = true;
-    void this.closed.then(() => (open = false));
-    while (this.received.length < count && open) await new Promise<void>((resolve) => (this.waiting = resolve));
-    const bytes = this.received.subarray(0, count);
-    this.received = this.received.subarray(bytes.length);
-    return bytes;
-  }
-
-  async handshake(imei: string): Promise<number | undefined> {
-    this.send(imeiHandshake(imei));
-    return (await this.read(1))[0];
-  }
-
-  /** Sends a packet and reads its acknowledgement: the record count, or undefined when none came before close. */
-  async packet(bytes: Buffer): Promise<number | undefined> {
-    this.send(bytes);
-    const ack = await this.read(4);
-    return ack.length === 4 ? ack.readUInt32BE(0) : undefined;
-  }
-
-  end(): void {
-    this.socket.destroy();
-  }
 }
 
 let clock = Date.now() - 3_600_000;
@@ -109,18 +62,18 @@ async function rowsOf(imei: string) {
 
 describe('the session', () => {
   test('a registered IMEI is answered 01; an unregistered one 00, and the connection is closed', async () => {
-    const known = new Device();
+    const known = new Device(listener.port);
     expect(await known.handshake(await registered())).toBe(0x01);
     known.end();
 
-    const stranger = new Device();
+    const stranger = new Device(listener.port);
     expect(await stranger.handshake(uniqueDeviceImei())).toBe(0x00);
     await stranger.closed;
   });
 
   test('a Codec 8 packet of 10 records is acknowledged with 10 once all are stored, each field mapped', async () => {
     const imei = await registered();
-    const device = new Device();
+    const device = new Device(listener.port);
     await device.handshake(imei);
     const records = Array.from({ length: 10 }, (_, i) => record({ speed: 50 + i }));
 
@@ -136,7 +89,7 @@ describe('the session', () => {
 
   test('Codec 8 Extended: two-byte ids and variable-length values; without IO 239 the ignition is unknown', async () => {
     const imei = await registered();
-    const device = new Device();
+    const device = new Device(listener.port);
     await device.handshake(imei);
     const one = record({ eventIoId: 385, io: { 2: { 24: 70 }, x: { 385: '0102a0ff' } } });
 
@@ -148,7 +101,7 @@ describe('the session', () => {
 
   test('the handshake and packets split into single bytes, and two packets in one write, are each acknowledged', async () => {
     const imei = await registered();
-    const device = new Device();
+    const device = new Device(listener.port);
     for (const byte of imeiHandshake(imei)) device.send(Buffer.from([byte]));
     expect((await device.read(1))[0]).toBe(1);
     const first = framePacket(encodeAvlData(CODEC_8, [record(), record()]));
@@ -170,14 +123,14 @@ describe('the session', () => {
   test('a packet sent again after a lost acknowledgement is acknowledged again and stored once', async () => {
     const imei = await registered();
     const packet = framePacket(encodeAvlData(CODEC_8, [record(), record(), record()]));
-    const first = new Device();
+    const first = new Device(listener.port);
     await first.handshake(imei);
     first.send(packet);
     // The records are committed, but the device goes before it reads the acknowledgement; it comes back
     // and sends the packet again, as a device that heard nothing does.
     await eventually(async () => (await rowsOf(imei)).length === 3, 10_000, { what: 'the first sending to be stored' });
     first.end();
-    const again = new Device();
+    const again = new Device(listener.port);
     await again.handshake(imei);
 
     expect(await again.packet(packet)).toBe(3);
@@ -187,7 +140,7 @@ describe('the session', () => {
 
   test('records outside the limits (the published example, from 2019) are acknowledged with their packet and dropped', async () => {
     const imei = await registered();
-    const device = new Device();
+    const device = new Device(listener.port);
     await device.handshake(imei);
     const example = Buffer.from(
       '000000000000003608010000016B40D8EA30010000000000000000000000000000000105021503010101425E0F01F10000601A014E0000000000000000010000C7CF',
@@ -224,7 +177,7 @@ describe('a device removed or re-keyed while connected', () => {
     const cli = (...args: string[]) =>
       runDevicesCli(args, { env: { DATABASE_URL: testServers().databaseUrl }, out: () => undefined, err: () => undefined });
     const [removed, rekeyed, kept] = [await registered(), await registered(), await registered()];
-    const devices = [new Device(), new Device(), new Device()];
+    const devices = [new Device(listener.port), new Device(listener.port), new Device(listener.port)];
     await Promise.all(devices.map((device, i) => device.handshake([removed, rekeyed, kept][i]!)));
     expect(await devices[0]!.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
 
@@ -238,7 +191,7 @@ describe('a device removed or re-keyed while connected', () => {
     expect(await rowsOf(removed)).toHaveLength(1 + acknowledgedRemoved);
     expect(await devices[2]!.packet(framePacket(encodeAvlData(CODEC_8, [record()])))).toBe(1);
     // The re-keyed device is still registered: it is accepted again on its next handshake.
-    const again = new Device();
+    const again = new Device(listener.port);
     expect(await again.handshake(rekeyed)).toBe(0x01);
     again.end();
     devices[2]!.end();
@@ -248,9 +201,9 @@ describe('a device removed or re-keyed while connected', () => {
 describe('refused packets', () => {
   test('a CRC that does not match gets no acknowledgement and stores nothing, the connection closes, and other devices are served', async () => {
     const [imei, other] = [await registered(), await registered()];
-    const bystander = new Device();
+    const bystander = new Device(listener.port);
     await bystander.handshake(other);
-    const device = new Device();
+    const device = new Device(listener.port);
     await device.handshake(imei);
     const damaged = framePacket(encodeAvlData(CODEC_8, [record(), record()]));
     damaged.writeUInt16BE(damaged.readUInt16BE(damaged.length - 2) ^ 0xffff, damaged.length - 2);
@@ -264,13 +217,13 @@ describe('refused packets', () => {
 
   test('a packet of another codec, or a stream that is not Teltonika’s, is not acknowledged and closes the connection', async () => {
     const imei = await registered();
-    const device = new Device();
+    const device = new Device(listener.port);
     await device.handshake(imei);
     const data = encodeAvlData(CODEC_8, [record()]);
     data.writeUInt8(0x0c, 0);
 
     expect(await device.packet(framePacket(data))).toBeUndefined();
-    const http = new Device();
+    const http = new Device(listener.port);
     http.send(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
     await http.closed;
     expect(await rowsOf(imei)).toHaveLength(0);

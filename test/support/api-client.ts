@@ -19,6 +19,8 @@ export interface ApiClient {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
   /** A form body. */
   postForm(path: string, fields: Record<string, string> | string, headers?: Record<string, string>): Promise<Answer>;
+  /** A JSON body, as post sends it. */
+  patch(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
   get(path: string, headers?: Record<string, string>): Promise<Answer>;
   delete(path: string, headers?: Record<string, string>): Promise<Answer>;
   /** Posts a trip location and resolves with the id it is stored under; rejects on any answer but 200. */
@@ -53,6 +55,8 @@ export function apiClient(url: string, authorization?: string): ApiClient {
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
         body: typeof fields === 'string' ? fields : new URLSearchParams(fields).toString(),
       }),
+    patch: (path, body, headers = {}) =>
+      send(path, { method: 'PATCH', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
     get: (path, headers = {}) => send(path, { method: 'GET', headers }),
     delete: (path, headers = {}) => send(path, { method: 'DELETE', headers }),
     async postTrip(trip) {

@@ -7,6 +7,7 @@ import { createLogger } from '@fleet/shared/logger';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { start as startTripWriter, writerConfig } from '@fleet/trip-writer';
 import { groupWriterConfig, start as startGroupWriter } from '@fleet/group-writer';
+import { eventProcessorConfig, start as startEventProcessor } from '@fleet/event-processor';
 import { commandsPublished, provisionTopics } from './kafka';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 
@@ -75,6 +76,7 @@ export interface Stack {
   env: NodeJS.ProcessEnv;
   tripWriters: Writer[];
   groupWriters: Writer[];
+  eventProcessors: Writer[];
   addTripWriter(): Promise<Writer>;
   stop(): Promise<void>;
 }
@@ -83,6 +85,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   tripWriters?: number;
   groupWriters?: number;
+  /** Event processors, none unless asked for. */
+  eventProcessors?: number;
 }
 
 export function startWriter(kind: 'trip' | 'group', env: NodeJS.ProcessEnv): Promise<Writer> {
@@ -100,6 +104,12 @@ export async function startInProcessStack(label: string, options: StackOptions =
   const env = baseEnv(prefix, options.env);
   const tripWriters = await Promise.all(Array.from({ length: options.tripWriters ?? 1 }, () => startWriter('trip', env)));
   const groupWriters = await Promise.all(Array.from({ length: options.groupWriters ?? 1 }, () => startWriter('group', env)));
+  const eventProcessors = await Promise.all(
+    Array.from({ length: options.eventProcessors ?? 0 }, () => {
+      const config = eventProcessorConfig(env);
+      return startEventProcessor(config, createLogger('event-processor', config.LOG_LEVEL));
+    }),
+  );
   const gateway = await startGateway(gatewayConfig(env));
   const stack: Stack = {
     gateway,
@@ -108,6 +118,7 @@ export async function startInProcessStack(label: string, options: StackOptions =
     env,
     tripWriters,
     groupWriters,
+    eventProcessors,
     async addTripWriter() {
       const writer = await startWriter('trip', env);
       tripWriters.push(writer);
@@ -115,7 +126,7 @@ export async function startInProcessStack(label: string, options: StackOptions =
     },
     async stop() {
       await gateway.stop();
-      await Promise.allSettled([...stack.tripWriters, ...stack.groupWriters].map((writer) => writer.stop()));
+      await Promise.allSettled([...stack.tripWriters, ...stack.groupWriters, ...eventProcessors].map((service) => service.stop()));
     },
   };
   return stack;

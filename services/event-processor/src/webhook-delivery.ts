@@ -33,18 +33,26 @@ export function retryPauseMs(attempt: number, firstRetryAfterMs: number): number
   return Math.min(firstRetryAfterMs * 2 ** (attempt - 1), MAX_PAUSE_MS);
 }
 
+/** Connections kept open between deliveries to the same receiver, closed when the service stops. */
+export interface Agents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
 /** POSTs the event; resolves with the status, rejects on a network error or after SEND_TIMEOUT_MS. */
-export function postEvent(delivery: Delivery, allowPrivate: boolean): Promise<number> {
+export function postEvent(delivery: Delivery, allowPrivate: boolean, agents: Agents): Promise<number> {
   const body = JSON.stringify(delivery.event);
   const timestamp = Math.floor(Date.now() / 1000);
   const url = new URL(delivery.url);
-  const transport = url.protocol === 'https:' ? https : http;
+  const secure = url.protocol === 'https:';
+  const transport = secure ? https : http;
   return new Promise((resolve, reject) => {
     const request = transport.request(
       url,
       {
         method: 'POST',
         timeout: SEND_TIMEOUT_MS,
+        agent: secure ? agents.https : agents.http,
         ...(allowPrivate ? {} : { lookup: publicLookup }),
         headers: {
           'Content-Type': 'application/json',
@@ -76,6 +84,7 @@ export interface RunningDelivery {
 export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDelivery {
   const { pool, logger, metrics } = options;
   const inFlight = new Set<Promise<void>>();
+  const agents: Agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let claiming: Promise<void> | undefined;
@@ -83,7 +92,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
   async function send(delivery: Delivery): Promise<void> {
     let failure: string;
     try {
-      const status = await postEvent(delivery, options.allowPrivate);
+      const status = await postEvent(delivery, options.allowPrivate, agents);
       if (status >= 200 && status < 300) {
         await forgetDelivery(pool, delivery);
         metrics.delivery('delivered');
@@ -150,6 +159,8 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
       clearTimeout(timer);
       await claiming?.catch(() => undefined);
       await Promise.allSettled([...inFlight]);
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 }
