@@ -91,7 +91,7 @@ describe('device rules', () => {
     const result = applyPosition(state, old, context);
     expect(result.outcome).toBe('late');
     expect(result.events).toEqual([]);
-    expect(result.state).toEqual({ ...state, lastPositionId: old.id });
+    expect(result.state).toEqual({ ...state, lastPositionId: old.id, lastReceivedAt: Date.parse(old.receivedAt) });
   });
 
   it('recognises a position processed before and raises nothing for it', () => {

@@ -65,8 +65,11 @@ function limitAt(context: RuleContext, inside: readonly Geofence[]): number | un
 export function applyPosition(before: DeviceState | undefined, position: PositionEvent, context: RuleContext): Applied {
   if (before && position.id <= before.lastPositionId) return { state: before, events: [], outcome: 'seen' };
   const gpsTime = Date.parse(position.gpsTime);
+  const receivedAt = Math.max(Date.parse(position.receivedAt), before?.lastReceivedAt ?? 0);
   if (before && gpsTime < before.lastGpsTime) {
-    return { state: { ...before, lastPositionId: position.id }, events: [], outcome: 'late' };
+    // Its receipt still shows the device is there (a tracker emptying its buffer is not offline), but it
+    // raises nothing, deviceOnline included: the next current fix does.
+    return { state: { ...before, lastPositionId: position.id, lastReceivedAt: receivedAt }, events: [], outcome: 'late' };
   }
   const events: RaisedEvent[] = [];
   const raise = (type: EventType, attributes: Record<string, unknown> = {}) =>
@@ -105,13 +108,12 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
     overspeed = above;
   }
 
-  const receivedAt = Date.parse(position.receivedAt);
   return {
     state: {
       imei: position.imei,
       lastPositionId: position.id,
       lastGpsTime: gpsTime,
-      lastReceivedAt: Math.max(receivedAt, before?.lastReceivedAt ?? receivedAt),
+      lastReceivedAt: receivedAt,
       latitude: position.latitude,
       longitude: position.longitude,
       ignition,
