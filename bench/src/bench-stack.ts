@@ -35,6 +35,7 @@ export async function startBenchStack(
       PORT: String(port),
       TRIP_WRITER_METRICS_PORT: '0',
       GROUP_WRITER_METRICS_PORT: '0',
+      EVENT_PROCESSOR_METRICS_PORT: '0',
       TELTONIKA_PORT: String(teltonikaPort),
       TELTONIKA_METRICS_PORT: '0',
       DATABASE_URL: options.databaseUrl,

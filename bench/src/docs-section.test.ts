@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BENCH_HISTORY, BENCH_RESULTS, sectionOf, withSection } from './docs-section';
 import { readHistory, runsTable } from './history';
+import { EVENTS_SECTION, eventsTable, type EventsRun } from './events-bench';
 import { QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
@@ -29,4 +30,9 @@ test('the section is replaced between its markers and nothing else changes', () 
   expect(updated.startsWith('# Title\n\nbefore\n\n')).toBe(true);
   expect(updated.endsWith(`${BENCH_RESULTS.end}\n\nafter\n`)).toBe(true);
   expect(() => withSection('no markers', BENCH_RESULTS, 'x')).toThrow();
+});
+
+test('docs/performance.md shows the committed events run exactly as bench/results/events.json gives it', () => {
+  const run = JSON.parse(read('bench/results/events.json')) as EventsRun;
+  expect(sectionOf(read('docs/performance.md'), EVENTS_SECTION)).toBe(eventsTable(run));
 });

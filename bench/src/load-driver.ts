@@ -95,7 +95,7 @@ export function peakRssMiB(pid: number): number | null {
  * with no summing of runs nor merging of percentiles. autocannon takes a list (its README: "More than one
  * URL is allowed"); its type declarations know only one.
  */
-export async function load(url: string | string[], request: LoadRequest, connections: number, seconds: number) {
+export async function load(url: string | string[], request: LoadRequest, connections: number, seconds: number, overallRate?: number) {
   let refused = 0;
   const { path: requestPath, body: makeBody, headers } = request;
   const perRequest = makeBody || typeof requestPath !== 'string' || typeof headers === 'function';
@@ -103,6 +103,8 @@ export async function load(url: string | string[], request: LoadRequest, connect
     url: url as string,
     connections,
     duration: seconds,
+    // Requests a second across the connections, when the load is paced rather than as fast as answered.
+    ...(overallRate === undefined ? {} : { overallRate }),
     requests: [
       {
         method: request.method,

@@ -122,6 +122,12 @@ export function localBrokerPid(brokers: string): number | null {
   }
 }
 
+/** A process's CPU seconds so far (user plus system), or null when it is gone. */
+export function processCpuSeconds(pid: number): number | null {
+  const stat = readStat(pid);
+  return stat ? stat.cpuTicks / clockTicksPerSecond() : null;
+}
+
 /** How to find the processes of each part at the moment of a snapshot; an empty list is "not found". */
 export type CpuSources = Record<Exclude<CpuPart, 'loadGenerator'>, () => number[]>;
 

@@ -6,7 +6,15 @@ const step = (rate: number, totalCores: number, gateway: number | null = totalCo
   answered: rate * 20,
   errors: 0,
   p99Ms: rate === 0 ? null : 12,
-  cores: { gateway, 'trip-writer': totalCores / 4, 'group-writer': 0, broker: totalCores / 4, postgres: 0, teltonika: 0 },
+  cores: {
+    gateway,
+    'trip-writer': totalCores / 4,
+    'group-writer': 0,
+    broker: totalCores / 4,
+    postgres: 0,
+    teltonika: 0,
+    'event-processor': 0,
+  },
   totalCores,
 });
 
@@ -20,8 +28,8 @@ describe('the quiet fleet', () => {
   test('reports each step and says which target each step met or missed', () => {
     const steps = [step(0, 0.05), step(50, 0.35, null)];
     const table = quietFleetTable({ startedAt: '2026-11-27T00:00:00.000Z', steps, fit: fitQuietFleet(steps) });
-    expect(table).toContain('| at rest | 2.5% | 1.3% | 0.0% | 1.3% | 0.0% | 0.0% | 5.0% |  |  | 0 |');
-    expect(table).toContain('| 50 creates/s | n/a | 8.8% | 0.0% | 8.8% | 0.0% | 0.0% | 35.0% | 7000 | 12 | 0 |');
+    expect(table).toContain('| at rest | 2.5% | 1.3% | 0.0% | 1.3% | 0.0% | 0.0% | 0.0% | 5.0% |  |  | 0 |');
+    expect(table).toContain('| 50 creates/s | n/a | 8.8% | 0.0% | 8.8% | 0.0% | 0.0% | 0.0% | 35.0% | 7000 | 12 | 0 |');
     expect(table).toContain('- at rest: 5.0% (goal <= 10.0%): met');
     expect(table).toContain('- 50 creates a second: 35.0% (goal <= 30.0%): MISSED');
   });

@@ -10,7 +10,7 @@ export const QUIET_FLEET_RATES = [0, 50, 150, 500] as const;
 /** The whole stack's CPU at rest and at 50 creates a second, in cores, at most. */
 export const QUIET_FLEET_TARGETS = { restCores: 0.1, fiftyCores: 0.3 } as const;
 
-export type QuietPart = Exclude<CpuPart, 'loadGenerator'> | 'teltonika';
+export type QuietPart = Exclude<CpuPart, 'loadGenerator'> | 'teltonika' | 'event-processor';
 
 export interface QuietFleetStep {
   /** Creates a second asked. */
@@ -47,8 +47,8 @@ export interface QuietFleetOptions {
   gatewayUrl: string;
   /** A trip create from a device of its own each time. */
   request: PacedRequest;
-  /** The processes of each part; the Teltonika listener's as its own part. */
-  sources: CpuSources & { teltonika: () => number[] };
+  /** The processes of each part; the Teltonika listener's and the event processor's as parts of their own. */
+  sources: CpuSources & { teltonika: () => number[]; 'event-processor': () => number[] };
   seconds: number;
   /** Rest after each step before the next is measured, so that one step's tail is not the next's. */
   settleSeconds?: number;

@@ -1,5 +1,5 @@
 // `npm run bench:quiet`: the quiet-fleet scenario alone, on a stack of its own (the launcher's, as `npm
-// start` runs it, Teltonika listener included): the stack at rest and at 50, 150 and 500 paced creates a
+// start` runs it, Teltonika listener and event processor included): the stack at rest and at 50, 150 and 500 paced creates a
 // second, each process's CPU, the fit of a fixed cost plus a cost per create, and the targets. Saved in
 // bench/results/quiet-fleet.json and written into docs/performance.md.
 import { spawn } from 'node:child_process';
@@ -24,9 +24,16 @@ const quietEnv = z.object({
 
 async function main(): Promise<void> {
   const env = loadConfig(quietEnv);
-  // Five consecutive ports, free now and below the ephemeral range.
-  const base = await freePortRun(5);
-  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics] = [base, base + 1, base + 2, base + 3, base + 4];
+  // Six consecutive ports, free now and below the ephemeral range.
+  const base = await freePortRun(6);
+  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics, eventMetrics] = [
+    base,
+    base + 1,
+    base + 2,
+    base + 3,
+    base + 4,
+    base + 5,
+  ];
   const jwtSecret = randomBytes(32).toString('base64url');
   let brokers = '';
   const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
@@ -37,6 +44,7 @@ async function main(): Promise<void> {
       GROUP_WRITER_METRICS_PORT: String(groupMetrics),
       TELTONIKA_PORT: String(teltonikaPort),
       TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
+      EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
       DATABASE_URL: env.BENCH_DATABASE_URL,
       KAFKA_TOPIC_PREFIX: `quiet-${Date.now()}`,
       CACHE_KEY_PREFIX: `quiet-${Date.now()}:`,
@@ -91,6 +99,7 @@ async function main(): Promise<void> {
       'trip-writer': () => pid(listenerPid(tripMetrics)),
       'group-writer': () => pid(listenerPid(groupMetrics)),
       teltonika: () => pid(listenerPid(teltonikaMetrics)),
+      'event-processor': () => pid(listenerPid(eventMetrics)),
       broker: () => pid(localBrokerPid(brokers)),
       postgres: postgresPids,
     };

@@ -33,6 +33,7 @@ export function launcherEnv(prefix: string, port: number, overrides: Record<stri
     PORT: String(port),
     TRIP_WRITER_METRICS_PORT: '0',
     GROUP_WRITER_METRICS_PORT: '0',
+    EVENT_PROCESSOR_METRICS_PORT: '0',
     TELTONIKA_PORT: '0',
     TELTONIKA_METRICS_PORT: '0',
     DATABASE_URL: testServers().databaseUrl,

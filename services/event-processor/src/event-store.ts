@@ -42,6 +42,9 @@ const SELECT_STATES = `
          geofence_ids, offline
   FROM event_device_states WHERE imei = ANY($1::text[]) ORDER BY imei FOR UPDATE`;
 
+// A device's own limit is read in the same round trip as the states, which it does not lock.
+const SELECT_LIMITS = `SELECT imei, speed_limit_kmh FROM device_settings WHERE imei = ANY($1::text[]) AND speed_limit_kmh IS NOT NULL`;
+
 const UPSERT_STATES = `
   INSERT INTO event_device_states
     (imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed, geofence_ids, offline)
@@ -65,10 +68,14 @@ const INSERT_EVENTS = `
   ON CONFLICT ON CONSTRAINT events_once DO NOTHING
   RETURNING id, type`;
 
-const INSERT_DELIVERIES = `
-  INSERT INTO webhook_deliveries (webhook_id, event_id)
-  SELECT w.id, e.id FROM webhooks w
-  JOIN unnest($1::bigint[], $2::text[]) AS e(id, type) ON w.types IS NULL OR e.type = ANY (w.types)`;
+// The deliveries, and the notification the gateways' streams wait for (delivered at commit), in one round trip.
+const INSERT_DELIVERIES_AND_NOTIFY = `
+  WITH deliveries AS (
+    INSERT INTO webhook_deliveries (webhook_id, event_id)
+    SELECT w.id, e.id FROM webhooks w
+    JOIN unnest($1::bigint[], $2::text[]) AS e(id, type) ON w.types IS NULL OR e.type = ANY (w.types)
+  )
+  SELECT pg_notify($3, $4)`;
 
 // Rows a processor holds are skipped: a device with a position in flight is not silent.
 const SWEEP_OFFLINE = `
@@ -124,22 +131,29 @@ async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]):
   ]);
   if (inserted.rows.length === 0) return [];
   const ids = inserted.rows.map((row) => row.id);
-  await client.query(INSERT_DELIVERIES, [ids, inserted.rows.map((row) => row.type)]);
-  // Delivered at commit: the gateways' streams read what was committed past the id they sent last.
-  await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, ids[ids.length - 1]]);
+  await client.query(INSERT_DELIVERIES_AND_NOTIFY, [ids, inserted.rows.map((row) => row.type), EVENTS_CHANNEL, ids[ids.length - 1]]);
   return inserted.rows.map((row) => row.type);
 }
 
 export interface BatchWork {
-  /** Applies the rules to the devices' positions, given their states (undefined: never seen). */
-  apply(states: ReadonlyMap<string, DeviceState>): { states: DeviceState[]; events: RaisedEvent[] };
+  /**
+   * Applies the rules to the devices' positions, given their states (undefined: never seen) and their
+   * own speed limits (for those that have one).
+   */
+  apply(states: ReadonlyMap<string, DeviceState>, limits: ReadonlyMap<string, number>): { states: DeviceState[]; events: RaisedEvent[] };
 }
 
 /** One batch in one transaction: the states locked and read, the rules applied, states and events written. */
 export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<{ raised: EventType[] }> {
   return inTransaction(pool, async (client) => {
-    const rows = await client.query<StateRow>(SELECT_STATES, [imeis]);
-    const { states, events } = work.apply(new Map(rows.rows.map((row) => [row.imei, toState(row)])));
+    const [rows, limits] = await Promise.all([
+      client.query<StateRow>(SELECT_STATES, [imeis]),
+      client.query<{ imei: string; speed_limit_kmh: number }>(SELECT_LIMITS, [imeis]),
+    ]);
+    const { states, events } = work.apply(
+      new Map(rows.rows.map((row) => [row.imei, toState(row)])),
+      new Map(limits.rows.map((row) => [row.imei, row.speed_limit_kmh])),
+    );
     if (states.length) {
       await client.query(UPSERT_STATES, [
         states.map((s) => s.imei),
@@ -156,15 +170,6 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
     }
     return { raised: await insertEvents(client, events) };
   });
-}
-
-/** The devices' own speed limits, for those that have one. */
-export async function deviceSpeedLimits(pool: Pool, imeis: readonly string[]): Promise<Map<string, number>> {
-  const result = await pool.query<{ imei: string; speed_limit_kmh: number }>(
-    'SELECT imei, speed_limit_kmh FROM device_settings WHERE imei = ANY($1::text[]) AND speed_limit_kmh IS NOT NULL',
-    [imeis],
-  );
-  return new Map(result.rows.map((row) => [row.imei, row.speed_limit_kmh]));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared/logger';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { applyPosition, type DeviceState, type RaisedEvent } from './device-rules';
-import { deviceSpeedLimits, geofenceCache, processBatch } from './event-store';
+import { geofenceCache, processBatch } from './event-store';
 import type { EventMetrics } from './metrics';
 
 export interface PositionProcessorOptions {
@@ -41,12 +41,12 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
       its.push(position);
     }
     const imeis = [...byDevice.keys()];
-    const [fences, limits] = await Promise.all([geofences(), deviceSpeedLimits(pool, imeis)]);
+    const fences = await geofences();
     let applied = 0;
     let late = 0;
     let newestReceipt = 0;
     const { raised } = await processBatch(pool, imeis, {
-      apply(states) {
+      apply(states, limits) {
         applied = 0;
         late = 0;
         const after: DeviceState[] = [];
