@@ -11,6 +11,8 @@ import { CODEC_8, encodeAvlData, framePacket, type RecordToEncode } from '../../
 import { teltonikaConfig } from '../../services/teltonika/src/config';
 import { startTeltonika, type TeltonikaListener } from '../../services/teltonika/src/start';
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
+import { eventProcessorConfig, start as startEventProcessor } from '@fleet/event-processor';
+import { createLogger } from '@fleet/shared/logger';
 import { testClient, apiClient, type ApiClient } from '../support/api-client';
 import { eventually } from '../support/eventually';
 import { EventStream } from '../support/event-stream';
@@ -100,6 +102,32 @@ async function processed(imei: string, id: number): Promise<void> {
     20_000,
     { what: `the event processor to reach position ${id} of ${imei}` },
   );
+}
+
+interface Receiver {
+  url: string;
+  received: Array<{ status: number; body: string; headers: http.IncomingHttpHeaders }>;
+  close(): void;
+}
+
+/** A webhook receiver on this machine answering its nth request (from 0) with `statusFor(n)`. */
+async function startReceiver(statusFor: (attempt: number) => number): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const status = statusFor(received.length);
+      received.push({ status, body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
+    received,
+    close: () => server.close(),
+  };
 }
 
 const processorMetrics = () => `http://127.0.0.1:${stack.eventProcessors[0]!.metricsPort}/metrics`;
@@ -283,7 +311,9 @@ describe('the events stream', () => {
     for (let round = 0; round < 20; round += 1) {
       ignition = !ignition;
       for (const imei of devices) lastIds.set(imei, await api.postTrip(fix(imei, { ignition })));
+      const connections = stream.connections;
       stream.drop();
+      await eventually(() => stream.connections > connections, 10_000, { what: `reconnection ${round + 1}` });
     }
     for (const [imei, id] of lastIds) await processed(imei, id);
     const stored = (await db().query('SELECT id FROM events WHERE imei = ANY($1::text[]) ORDER BY id', [devices])).rows.map((r) =>
@@ -300,19 +330,10 @@ describe('the events stream', () => {
 describe('webhooks', () => {
   test('a receiver failing its first three tries gets the event delivered once more, signed with its secret', async () => {
     const secret = 'webhook-secret-of-this-test';
-    const received: Array<{ status: number; body: string; headers: http.IncomingHttpHeaders }> = [];
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const status = received.length < 3 ? 500 : 204;
-        received.push({ status, body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
-        res.writeHead(status).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startReceiver((attempt) => (attempt < 3 ? 500 : 204));
+    const { received } = receiver;
     try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
+      const { url } = receiver;
       const created = await api.post(WEBHOOKS_PATH, { url, types: ['geofenceEnter'], secret });
       expect(created.status).toBe(200);
       expect(created.body).toEqual({
@@ -341,6 +362,32 @@ describe('webhooks', () => {
         { what: 'the delivery to be done with' },
       );
       expect((await api.delete(`${WEBHOOKS_PATH}/${created.body.data.id}`)).status).toBe(200);
+    } finally {
+      receiver.close();
+    }
+  });
+
+  test('a pending delivery outlives the processor: stopped while its receiver fails, the next one delivers it', async () => {
+    let failing = true;
+    const receiver = await startReceiver(() => (failing ? 503 : 200));
+    try {
+      const created = await api.post(WEBHOOKS_PATH, { url: receiver.url, types: ['ignitionOn'], secret: 'restart-test-secret' });
+      const imei = uniqueDeviceImei();
+      await api.postTrip(fix(imei, { ignition: false }));
+      const on = await api.postTrip(fix(imei, { ignition: true }));
+      await processed(imei, on);
+      await eventually(() => receiver.received.length >= 1, 10_000, { what: 'the first, failed delivery' });
+
+      await stack.eventProcessors.shift()!.stop();
+      failing = false;
+      const config = eventProcessorConfig(stack.env);
+      stack.eventProcessors.push(await startEventProcessor(config, createLogger('event-processor', config.LOG_LEVEL)));
+
+      await eventually(() => receiver.received.some((r) => r.status === 200), 30_000, { what: 'the delivery by the new processor' });
+      const ids = new Set(receiver.received.map((r) => r.headers['x-fleet-event-id']));
+      expect(ids.size).toBe(1);
+      expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'ignitionOn', imei, positionId: on });
+      await api.delete(`${WEBHOOKS_PATH}/${created.body.data.id}`);
     } finally {
       receiver.close();
     }

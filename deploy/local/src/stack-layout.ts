@@ -1,6 +1,6 @@
 // What `npm start` runs, from its environment: the launcher's settings, the processes (replicas
 // included) with the ports each listens on, and the check that those ports are free before any starts.
-import { ConfigError, logLevel, positiveInt, postgresUrl, topicPrefix } from '@fleet/shared/config';
+import { ConfigError, logLevel, nonNegativeInt, positiveInt, postgresUrl, topicPrefix } from '@fleet/shared/config';
 import { integer } from '@fleet/shared/schemas/checks';
 import { z } from 'zod';
 import { assertPortBindable } from './local-ports';
@@ -40,9 +40,10 @@ export const launcherEnv = z.object({
   GROUP_WRITER_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9465),
   /**
    * Event processors to run, members of one consumer group on the committed positions; processor i
-   * serves its metrics on EVENT_PROCESSOR_METRICS_PORT + i, a range of its own (9600 on).
+   * serves its metrics on EVENT_PROCESSOR_METRICS_PORT + i, a range of its own (9600 on). 0 leaves the
+   * event layer out: positions are stored and streamed, and no event is raised.
    */
-  EVENT_PROCESSOR_REPLICAS: positiveInt(1),
+  EVENT_PROCESSOR_REPLICAS: nonNegativeInt(1),
   EVENT_PROCESSOR_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9600),
   /** The Teltonika listener's TCP port for devices; 0 leaves the listener out. */
   TELTONIKA_PORT: z.coerce.number().check(integer()).min(0).max(65535).default(5027),
