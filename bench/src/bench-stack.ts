@@ -1,6 +1,7 @@
 // The stack a bench run measures, started as `npm start` starts it (deploy/local's launcher, separate
 // processes) on free ports, with the run's API key and token secret, its log passed on as it comes.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@fleet/local-stack/local-ports';
@@ -70,4 +71,60 @@ export async function startBenchStack(
   const gatewayUrl = `http://127.0.0.1:${port}`;
   await waitReady(gatewayUrl, launcher);
   return { launcher, gatewayUrl, teltonikaPort, broker };
+}
+
+/** A stack of the bench's own, as the paced scenarios (quiet fleet, events) start it. */
+export interface PacedStack {
+  launcher: ChildProcess;
+  gatewayUrl: string;
+  /** The token secret the stack verifies, for the scenario's tokens. */
+  jwtSecret: string;
+  /** The brokers the launcher reported ('' until it has). */
+  brokers(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the launcher on `port` with the ports and settings in `env`, on `databaseUrl`, topics of its
+ * own (`label`) and the rate limits off (they count a fleet's positions, not one load's), and resolves
+ * once its gateway is ready.
+ */
+export async function startPacedStack(label: string, port: number, databaseUrl: string, env: Record<string, string>): Promise<PacedStack> {
+  const jwtSecret = randomBytes(32).toString('base64url');
+  let brokers = '';
+  const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      KAFKA_TOPIC_PREFIX: `${label}-${Date.now()}`,
+      CACHE_KEY_PREFIX: `${label}-${Date.now()}:`,
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: jwtSecret,
+      API_KEYS: randomBytes(12).toString('hex'),
+      RATE_LIMIT_DEVICE_PER_MINUTE: '0',
+      RATE_LIMIT_SUBJECT_PER_SECOND: '0',
+      NODE_ENV: 'production',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  createInterface({ input: launcher.stdout! }).on('line', (line) => {
+    const brokerLine = /"brokers":\["([^"\]]+)/.exec(line);
+    if (brokerLine) brokers = brokerLine[1]!;
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (launcher.exitCode !== null) return resolve();
+      launcher.once('exit', () => resolve());
+      launcher.kill('SIGTERM');
+    });
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(gatewayUrl, launcher, 120_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { launcher, gatewayUrl, jwtSecret, brokers: () => brokers, stop };
 }

@@ -2,8 +2,6 @@
 // it): BENCH_EVENTS_RATE paced trip creates a second for BENCH_EVENTS_SECONDS from 1,000 devices, each
 // toggling its ignition, then the events' rate, their delay and the processor's CPU (events-bench.ts).
 // Saved in bench/results/events.json and written into docs/performance.md.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,7 +12,8 @@ import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { freePortRun } from '@fleet/local-stack/local-ports';
 import { withSection } from './docs-section';
 import { EVENTS_SECTION, eventsTable, type EventsRun } from './events-bench';
-import { load, repoRoot, waitReady, type LoadRequest } from './load-driver';
+import { startPacedStack } from './bench-stack';
+import { load, repoRoot, type LoadRequest } from './load-driver';
 import { listenerPid, processCpuSeconds } from './process-cpu';
 
 const eventsEnv = z.object({
@@ -35,38 +34,16 @@ async function main(): Promise<void> {
   const env = loadConfig(eventsEnv);
   const base = await freePortRun(4);
   const [port, tripMetrics, groupMetrics, eventMetrics] = [base, base + 1, base + 2, base + 3];
-  const jwtSecret = randomBytes(32).toString('base64url');
   const run = `ev${Date.now().toString(36)}`;
-  const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      TRIP_WRITER_METRICS_PORT: String(tripMetrics),
-      GROUP_WRITER_METRICS_PORT: String(groupMetrics),
-      EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
-      TELTONIKA_PORT: '0',
-      DATABASE_URL: env.BENCH_DATABASE_URL,
-      KAFKA_TOPIC_PREFIX: `events-${Date.now()}`,
-      CACHE_KEY_PREFIX: `events-${Date.now()}:`,
-      LOG_LEVEL: 'warn',
-      JWT_SECRET: jwtSecret,
-      API_KEYS: randomBytes(12).toString('hex'),
-      RATE_LIMIT_DEVICE_PER_MINUTE: '0',
-      RATE_LIMIT_SUBJECT_PER_SECOND: '0',
-      NODE_ENV: 'production',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const stack = await startPacedStack('events', port, env.BENCH_DATABASE_URL, {
+    TRIP_WRITER_METRICS_PORT: String(tripMetrics),
+    GROUP_WRITER_METRICS_PORT: String(groupMetrics),
+    EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
+    TELTONIKA_PORT: '0',
   });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (launcher.exitCode !== null) return resolve();
-      launcher.once('exit', () => resolve());
-      launcher.kill('SIGTERM');
-    });
   const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 });
   try {
-    const gatewayUrl = `http://127.0.0.1:${port}`;
-    await waitReady(gatewayUrl, launcher, 120_000);
+    const { gatewayUrl, jwtSecret } = stack;
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('events-bench')
@@ -150,7 +127,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${table}\n`);
   } finally {
     await pool.end();
-    await stop();
+    await stack.stop();
   }
 }
 

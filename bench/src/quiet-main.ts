@@ -2,11 +2,8 @@
 // start` runs it, Teltonika listener and event processor included): the stack at rest and at 50, 150 and 500 paced creates a
 // second, each process's CPU, the fit of a fixed cost plus a cost per create, and the targets. Saved in
 // bench/results/quiet-fleet.json and written into docs/performance.md.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
@@ -14,7 +11,8 @@ import { withSection } from './docs-section';
 import { listenerPid, localBrokerPid, postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
 import { freePortRun } from '@fleet/local-stack/local-ports';
-import { repoRoot, waitReady } from './load-driver';
+import { startPacedStack } from './bench-stack';
+import { repoRoot } from './load-driver';
 
 const quietEnv = z.object({
   BENCH_QUIET_SECONDS: positiveInt(20),
@@ -34,43 +32,15 @@ async function main(): Promise<void> {
     base + 4,
     base + 5,
   ];
-  const jwtSecret = randomBytes(32).toString('base64url');
-  let brokers = '';
-  const launcher = spawn(process.execPath, [path.join(repoRoot, 'deploy/local/dist/start-stack.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      TRIP_WRITER_METRICS_PORT: String(tripMetrics),
-      GROUP_WRITER_METRICS_PORT: String(groupMetrics),
-      TELTONIKA_PORT: String(teltonikaPort),
-      TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
-      EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
-      DATABASE_URL: env.BENCH_DATABASE_URL,
-      KAFKA_TOPIC_PREFIX: `quiet-${Date.now()}`,
-      CACHE_KEY_PREFIX: `quiet-${Date.now()}:`,
-      LOG_LEVEL: 'warn',
-      JWT_SECRET: jwtSecret,
-      API_KEYS: randomBytes(12).toString('hex'),
-      // Rate limits count a device's positions and a subject's requests: a fleet's, not one load's.
-      RATE_LIMIT_DEVICE_PER_MINUTE: '0',
-      RATE_LIMIT_SUBJECT_PER_SECOND: '0',
-      NODE_ENV: 'production',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const stack = await startPacedStack('quiet', port, env.BENCH_DATABASE_URL, {
+    TRIP_WRITER_METRICS_PORT: String(tripMetrics),
+    GROUP_WRITER_METRICS_PORT: String(groupMetrics),
+    TELTONIKA_PORT: String(teltonikaPort),
+    TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
+    EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
   });
-  createInterface({ input: launcher.stdout! }).on('line', (line) => {
-    const brokerLine = /"brokers":\["([^"\]]+)/.exec(line);
-    if (brokerLine) brokers = brokerLine[1]!;
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (launcher.exitCode !== null) return resolve();
-      launcher.once('exit', () => resolve());
-      launcher.kill('SIGTERM');
-    });
   try {
-    const gatewayUrl = `http://127.0.0.1:${port}`;
-    await waitReady(gatewayUrl, launcher, 120_000);
+    const { gatewayUrl, jwtSecret } = stack;
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('quiet-fleet')
@@ -100,7 +70,7 @@ async function main(): Promise<void> {
       'group-writer': () => pid(listenerPid(groupMetrics)),
       teltonika: () => pid(listenerPid(teltonikaMetrics)),
       'event-processor': () => pid(listenerPid(eventMetrics)),
-      broker: () => pid(localBrokerPid(brokers)),
+      broker: () => pid(localBrokerPid(stack.brokers())),
       postgres: postgresPids,
     };
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -118,7 +88,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`\n${table}\n`);
   } finally {
-    await stop();
+    await stack.stop();
   }
 }
 

@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { commonEnv, loadConfig, optionalString, positiveInt } from './config';
-import { createPool, redactUrl } from './db/pool';
+import { connectPool } from './db/pool';
 import { isDataRefusal, isStatementFailure } from './db/pg-errors';
 import { createKafka, kafkaClientSettings } from './kafka/client';
 import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
@@ -84,20 +84,7 @@ export async function startWriter<S extends z.ZodType>(
   config: WriterConfig,
   logger: Logger,
 ): Promise<RunningWriter> {
-  const pool = createPool(
-    {
-      connectionString: config.DATABASE_URL,
-      max: config.DATABASE_POOL_SIZE,
-      applicationName: `fleet-${definition.name}`,
-    },
-    logger,
-  );
-  try {
-    await pool.query('SELECT 1');
-  } catch (error) {
-    await pool.end();
-    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`, { cause: error });
-  }
+  const pool = await connectPool(config, definition.name, logger);
 
   const registry = createMetricsRegistry(definition.name);
   let metricsServer: MetricsServer;

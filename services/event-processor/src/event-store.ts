@@ -5,6 +5,7 @@
 // it and raises nothing again. Event ids are taken under one advisory lock held until commit, so they
 // grow in commit order: a reader resuming after an id (the events stream) misses nothing.
 import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '@fleet/shared/db/transaction';
 import { EVENTS_CHANNEL, type EventType } from '@fleet/shared/events/fleet-event';
 import type { DeviceState, Geofence, RaisedEvent } from './device-rules';
 
@@ -90,31 +91,6 @@ const SWEEP_OFFLINE = `
 
 /** Devices marked offline per sweep statement, so that one sweep never holds many row locks. */
 const SWEEP_CHUNK = 500;
-
-/** Runs `work` in a transaction on a client of its own; a client whose statement failed is closed, not reused. */
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let lost: Error | undefined;
-  // A connection the server ends between two statements would emit an error nobody hears: the next
-  // statement fails instead, and the batch is tried again.
-  const onLost = (error: Error) => {
-    lost = error;
-  };
-  client.on('error', onLost);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    lost ??= error as Error;
-    throw error;
-  } finally {
-    client.removeListener('error', onLost);
-    client.release(lost);
-  }
-}
 
 /** Inserts the events (those raised before are skipped) and their deliveries; answers the types of those new. */
 async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<EventType[]> {

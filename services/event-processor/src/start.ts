@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EachBatchPayload } from 'kafkajs';
 import { startChore } from '@fleet/shared/chore';
-import { createPool, redactUrl } from '@fleet/shared/db/pool';
+import { connectPool } from '@fleet/shared/db/pool';
 import { createKafka, consumerConfig, kafkaClientSettings } from '@fleet/shared/kafka/client';
 import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
 import { registerConsumerLag } from '@fleet/shared/kafka/consumer-lag';
@@ -49,16 +49,7 @@ export async function start(
   config: EventProcessorConfig,
   logger: Logger = createLogger('event-processor', config.LOG_LEVEL),
 ): Promise<RunningEventProcessor> {
-  const pool = createPool(
-    { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'fleet-event-processor' },
-    logger,
-  );
-  try {
-    await pool.query('SELECT 1');
-  } catch (error) {
-    await pool.end();
-    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`, { cause: error });
-  }
+  const pool = await connectPool(config, 'event-processor', logger);
   const registry = createMetricsRegistry('event-processor');
   const metrics = createEventMetrics(registry, pool);
   const metricsServer = await serveMetrics(registry, config.METRICS_PORT).catch(async (error: Error) => {

@@ -4,6 +4,7 @@
 // for the same group; a key reused for another group creates nothing.
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
+import { inTransaction } from '@fleet/shared/db/transaction';
 import type { VehicleGroupCommand } from '@fleet/shared/schemas/vehicle-group.schema';
 
 /** The group a vehicle group command came to. */
@@ -77,17 +78,7 @@ export async function forgetExpiredKeys(pool: Pool, memory: KeyMemory): Promise<
 /** Stores the groups with their members and answers one group per command, in order. */
 export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupCommand[], memory: KeyMemory): Promise<VehicleGroupRow[]> {
   const fingerprints = commands.map(requestFingerprint);
-  const client = await pool.connect();
-  // The pool stops listening to a client it has handed out: a connection the server ends between two
-  // statements of the transaction would emit an error nobody hears, and crash the writer. The statement
-  // that follows fails instead, and the batch is retried.
-  let lost: Error | undefined;
-  const onLost = (error: Error) => {
-    lost = error;
-  };
-  client.on('error', onLost);
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query(FORGET_EXPIRED_OF_BATCH, [commands.map((c) => c.commandId), memory.ttlHours]);
     const inserted = await client.query<{ id: string; command_id: string }>(INSERT_GROUPS, [
       commands.map((c) => c.vehicleGroupName),
@@ -113,7 +104,6 @@ export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupComma
     const groups = await client.query<{ id: string; name: string; command_id: string; request_fingerprint: Buffer | null }>(SELECT_GROUPS, [
       commands.map((c) => c.commandId),
     ]);
-    await client.query('COMMIT');
 
     const byCommand = new Map(groups.rows.map((row) => [row.command_id, row]));
     const claimed = new Set<string>();
@@ -126,13 +116,5 @@ export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupComma
       const keyReused = group.request_fingerprint !== null && !group.request_fingerprint.equals(fingerprints[index]!);
       return { id: Number(group.id), name: group.name, duplicate, keyReused };
     });
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    lost ??= error as Error;
-    throw error;
-  } finally {
-    client.removeListener('error', onLost);
-    // A client whose statement failed may have lost its connection: it is closed, not reused.
-    client.release(lost);
-  }
+  });
 }

@@ -29,6 +29,25 @@ export function createPool(options: PoolOptions, logger?: Logger): Pool {
   return pool;
 }
 
+/** A service's pool, once its database has answered; a clear error (and no pool left open) when it does not. */
+export async function connectPool(
+  config: { DATABASE_URL: string; DATABASE_POOL_SIZE: number },
+  service: string,
+  logger: Logger,
+): Promise<Pool> {
+  const pool = createPool(
+    { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: `fleet-${service}` },
+    logger,
+  );
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end();
+    throw new Error(`PostgreSQL is unreachable at ${redactUrl(config.DATABASE_URL)}: ${(error as Error).message}`, { cause: error });
+  }
+  return pool;
+}
+
 export function databaseName(connectionString: string): string {
   const name = decodeURIComponent(new URL(connectionString).pathname.slice(1));
   if (!name) throw new Error(`DATABASE_URL names no database: ${redactUrl(connectionString)}`);

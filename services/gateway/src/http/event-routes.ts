@@ -3,8 +3,7 @@
 // that reconnects with Last-Event-ID is first sent what it missed (at most REPLAY_LIMIT a connection),
 // then goes on live with nothing missed or sent twice, however many devices it follows. Both take
 // `imei` and `type`, each repeatable; without `imei`, every device, which a token bound to one device
-// may not ask for. A comment every 15 s keeps proxies from closing an idle stream; a client that reads
-// too slowly is cut off once BUFFER_LIMIT bytes wait for it.
+// may not ask for. The stream itself (keep-alive comments, slow clients cut off) is sse.ts's.
 import { AppError } from '@fleet/shared/errors';
 import type { FleetEvent } from '@fleet/shared/events/fleet-event';
 import { deviceOf } from '../auth/device-claim';
@@ -15,9 +14,8 @@ import { invalidParameter } from '../query-parameters';
 import type { EventFeed } from '../streams/event-feed';
 import { queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
+import { startSse, type EndReason } from './sse';
 
-const KEEP_ALIVE_MS = 15_000;
-const BUFFER_LIMIT = 1024 * 1024;
 /** Missed events sent per connection; a client that missed more reconnects from the last one sent. */
 export const EVENT_REPLAY_LIMIT = 1000;
 
@@ -61,46 +59,30 @@ export function eventHandlers(deps: EventRoutesDeps): {
     }
     await deps.feed.ready();
 
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
-    res.write(': events as they are committed\n\n');
     const wanted = passes(filter);
     let sentUpTo = resumed ?? deps.feed.position();
     let replaying = resumed !== undefined;
     const caughtUp: FleetEvent[] = [];
-    let ended = false;
-
-    const end = (reason?: 'slow' | 'failed') => {
-      if (ended) return;
-      ended = true;
-      open.delete(end);
-      unsubscribe();
-      clearInterval(keepAlive);
-      metrics.streamEnded(reason);
-      if (reason) res.destroy();
-      else res.end();
-    };
     const send = (event: FleetEvent) => {
-      if (ended || event.id <= sentUpTo) return;
+      if (stream.ended || event.id <= sentUpTo) return;
       sentUpTo = event.id;
-      if (!wanted(event)) return;
-      res.write(`event: ${event.type}\nid: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-      metrics.streamEventSent();
-      if (res.writableLength > BUFFER_LIMIT) end('slow');
+      if (wanted(event)) stream.send(event.type, event.id, event);
     };
-    const unsubscribe = deps.feed.subscribe((events) => {
+    let unsubscribe = (): void => undefined;
+    const stream = startSse(req, res, {
+      comment: 'events as they are committed',
+      metrics,
+      onEnd: () => {
+        open.delete(end);
+        unsubscribe();
+      },
+    });
+    const end = (reason?: EndReason) => stream.end(reason);
+    open.add(end);
+    unsubscribe = deps.feed.subscribe((events) => {
       if (replaying) caughtUp.push(...events);
       else for (const event of events) send(event);
     });
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-    keepAlive.unref();
-    open.add(end);
-    metrics.streamStarted();
-    req.once('close', () => end());
 
     if (resumed === undefined) return;
     let missed: FleetEvent[];

@@ -5,8 +5,7 @@
 // the last REPLAY_WINDOW, late fixes of any day included, at most REPLAY_LIMIT rows a connection), then
 // goes on live with nothing missed or sent twice, however many devices it follows and however often it
 // reconnects: per partition, an event is sent only when its id is past the last one sent there.
-// A comment every 15 s keeps proxies from closing an idle stream; a client that reads too slowly is
-// cut off once BUFFER_LIMIT bytes wait for it, rather than let the gateway's memory grow.
+// The stream itself (keep-alive comments, slow clients cut off) is sse.ts's.
 import { AppError } from '@fleet/shared/errors';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { deviceOf } from '../auth/device-claim';
@@ -17,11 +16,9 @@ import { REPLAY_LIMIT, type ReplayRequest } from '../positions/position-store';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
+import { startSse, type EndReason } from './sse';
 
 export const MAX_STREAM_DEVICES = 1000;
-const KEEP_ALIVE_MS = 15_000;
-/** Bytes waiting for a slow client before its stream is cut. */
-const BUFFER_LIMIT = 1024 * 1024;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
 export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
@@ -75,45 +72,28 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
     }
     await deps.feed.ready();
 
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
-    res.write(': positions as they are committed\n\n');
     const cursor = resumed ?? newCursor(Date.now());
     let replaying = resumed !== undefined;
     const caughtUp: Array<[PositionEvent, number]> = [];
-    let ended = false;
-
-    // 'slow': the client let BUFFER_LIMIT bytes wait; 'failed': its replay could not be read. Either way
-    // the connection is dropped rather than ended, so the client reconnects.
-    const end = (reason?: 'slow' | 'failed') => {
-      if (ended) return;
-      ended = true;
-      open.delete(end);
-      unsubscribe();
-      clearInterval(keepAlive);
-      metrics.streamEnded(reason);
-      if (reason) res.destroy();
-      else res.end();
-    };
     const send = (event: PositionEvent, partition: number) => {
-      if (ended || event.id <= sentUpTo(cursor, partition)) return;
+      if (stream.ended || event.id <= sentUpTo(cursor, partition)) return;
       cursor.lastIds.set(partition, event.id);
-      res.write(`event: position\nid: ${encodeCursor(cursor)}\ndata: ${JSON.stringify(event)}\n\n`);
-      metrics.streamEventSent();
-      if (res.writableLength > BUFFER_LIMIT) end('slow');
+      stream.send('position', encodeCursor(cursor), event);
     };
-    const unsubscribe = deps.feed.subscribe(imeis, (event, partition) =>
+    let unsubscribe = (): void => undefined;
+    const stream = startSse(req, res, {
+      comment: 'positions as they are committed',
+      metrics,
+      onEnd: () => {
+        open.delete(end);
+        unsubscribe();
+      },
+    });
+    const end = (reason?: EndReason) => stream.end(reason);
+    open.add(end);
+    unsubscribe = deps.feed.subscribe(imeis, (event, partition) =>
       replaying ? caughtUp.push([event, partition]) : send(event, partition),
     );
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-    keepAlive.unref();
-    open.add(end);
-    metrics.streamStarted();
-    req.once('close', () => end());
 
     if (!resumed) return;
     let missed: PositionEvent[];

@@ -1,0 +1,62 @@
+// A Server-Sent Events answer, as both live streams (positions, events) write it: the headers that keep
+// proxies from buffering it, a comment every 15 s that keeps them from closing it while idle, and an end
+// for a client that reads too slowly (BUFFER_LIMIT bytes waiting for it) rather than the gateway's memory
+// growing. 'slow' and 'failed' (its replay could not be read) drop the connection rather than end it, so
+// the client reconnects.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GatewayMetrics } from '../metrics';
+
+const KEEP_ALIVE_MS = 15_000;
+/** Bytes waiting for a slow client before its stream is cut. */
+const BUFFER_LIMIT = 1024 * 1024;
+
+export type EndReason = 'slow' | 'failed';
+
+export interface SseStream {
+  /** Writes one event; false once the stream has ended. */
+  send(event: string, id: string | number, data: unknown): boolean;
+  end(reason?: EndReason): void;
+  readonly ended: boolean;
+}
+
+export interface SseOptions {
+  /** The first line the client reads, a comment. */
+  comment: string;
+  metrics: Pick<GatewayMetrics, 'streamStarted' | 'streamEnded' | 'streamEventSent'>;
+  /** Called once when the stream ends, however it ends. */
+  onEnd: () => void;
+}
+
+export function startSse(req: IncomingMessage, res: ServerResponse, options: SseOptions): SseStream {
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.write(`: ${options.comment}\n\n`);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  keepAlive.unref();
+  options.metrics.streamStarted();
+  const stream: SseStream = {
+    ended: false,
+    send(event, id, data) {
+      if (stream.ended) return false;
+      res.write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+      options.metrics.streamEventSent();
+      if (res.writableLength > BUFFER_LIMIT) stream.end('slow');
+      return !stream.ended;
+    },
+    end(reason) {
+      if (stream.ended) return;
+      (stream as { ended: boolean }).ended = true;
+      clearInterval(keepAlive);
+      options.onEnd();
+      options.metrics.streamEnded(reason);
+      if (reason) res.destroy();
+      else res.end();
+    },
+  };
+  req.once('close', () => stream.end());
+  return stream;
+}
