@@ -94,7 +94,7 @@ test('each scenario is a ratio to the hello-world runs just before and after it,
 });
 
 test('the peak memory of every service is read, and every target is reported', () => {
-  expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'group-writer', 'teltonika', 'trip-writer']);
+  expect(Object.keys(report.peakRssMiB).sort()).toEqual(['event-processor', 'gateway', 'group-writer', 'teltonika', 'trip-writer']);
   for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
   expect(report.targets.map((target) => target.what)).toEqual([
     'category read / hello-world',

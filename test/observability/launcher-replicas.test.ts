@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 test('two gateways on PORT and PORT + 1 and two trip-writers in one group: both gateways store writes', async () => {
-  expect(running()).toEqual(['gateway', 'gateway', 'group-writer', 'trip-writer', 'trip-writer']);
+  expect(running()).toEqual(['event-processor', 'gateway', 'gateway', 'group-writer', 'trip-writer', 'trip-writer']);
   expect(started.lines.find((line) => line.msg.startsWith('stack is ready'))!.msg).toBe(
     `stack is ready: http://localhost:${port}, http://localhost:${port + 1} (GET /readyz is 200)`,
   );

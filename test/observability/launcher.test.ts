@@ -69,7 +69,7 @@ afterAll(async () => {
 
 test('a trip-writer killed with SIGKILL is started again and logged, and the gateway keeps serving', async () => {
   const before = services();
-  expect(Object.keys(before).sort()).toEqual(['gateway', 'group-writer', 'trip-writer']);
+  expect(Object.keys(before).sort()).toEqual(['event-processor', 'gateway', 'group-writer', 'trip-writer']);
   const reads = keepReading();
   process.kill(before['trip-writer']!, 'SIGKILL');
 
@@ -90,6 +90,7 @@ test('a trip-writer killed with SIGKILL is started again and logged, and the gat
   // The others were never touched.
   expect(after.gateway).toBe(before.gateway);
   expect(after['group-writer']).toBe(before['group-writer']);
+  expect(after['event-processor']).toBe(before['event-processor']);
 
   const trip = buildTrip();
   const token = await signToken();
