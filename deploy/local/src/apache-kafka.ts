@@ -3,13 +3,13 @@
 // controller in one JVM) with a small heap. Its data stays in the directory it is given, so starting it
 // again on that directory is a real recovery. The one place the Kafka version is pinned.
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { repoRoot } from './dev-secret';
-import { isAlive, readPid, spawnBroker, stopPid } from './jvm-process';
+import { isAlive, jmxFlags, readPid, spawnBroker, stopPid } from './jvm-process';
 import { assertPortBindable } from './local-ports';
 
 /** Equal to the apache/kafka image of docker-compose.yml and the Kubernetes files (a test checks it). */
@@ -33,6 +33,8 @@ export interface LocalKafkaOptions {
   controllerPort?: number;
   /** Ends the broker when this process ends, however it ends (tests); otherwise it runs on by itself. */
   tiedToThisProcess?: boolean;
+  /** Opens the broker's MBeans on this loopback port (the benchmark's request counts); off by default. */
+  jmxPort?: number;
 }
 
 export interface LocalKafka {
@@ -53,9 +55,16 @@ export function javaToolsPresent(): boolean {
   return works('java', ['-version']) && works('mvn', ['-v']);
 }
 
-/** The broker's jars, resolved once per version into .dev/kafka-dist/<version>/. */
+/**
+ * The broker's and tools' jars, resolved once per version and pom into .dev/kafka-dist/<version>-<pom
+ * hash>/: a pom that gains a dependency is resolved again rather than served an older copy.
+ */
 export function resolveKafkaJars(version = KAFKA_VERSION): string {
-  const target = path.join(repoRoot, '.dev', 'kafka-dist', version);
+  const pomHash = createHash('sha256')
+    .update(readFileSync(path.join(KAFKA_DIR, 'pom.xml')))
+    .digest('hex')
+    .slice(0, 8);
+  const target = path.join(repoRoot, '.dev', 'kafka-dist', `${version}-${pomHash}`);
   if (existsSync(path.join(target, 'complete'))) return target;
   const staging = `${target}.${process.pid}.${randomBytes(3).toString('hex')}`;
   const result = spawnSync(
@@ -243,7 +252,17 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
     if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
   }
 
-  const java = ['java', ...HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
+  const java = [
+    'java',
+    ...HEAP,
+    ...jmxFlags(options.jmxPort),
+    '-Djava.awt.headless=true',
+    log4j,
+    '-cp',
+    classpath,
+    'kafka.Kafka',
+    propertiesFile,
+  ];
   const { pid, exited, release } = await spawnBroker(java, path.join(dataDir, 'broker.log'), options.tiedToThisProcess ?? false);
   writeFileSync(pidFile, `${pid}\n`);
   writeFileSync(versionFile, `${KAFKA_VERSION}\n`);

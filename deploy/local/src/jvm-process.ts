@@ -21,6 +21,23 @@ export function readPid(file: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
+/**
+ * A JVM's MBeans on 127.0.0.1:port (registry and objects on the one port), for Kafka's JmxTool: the
+ * benchmark reads the broker's request counts by API from them. Unauthenticated, so loopback only.
+ */
+export function jmxFlags(port: number | undefined): string[] {
+  if (port === undefined) return [];
+  return [
+    '-Dcom.sun.management.jmxremote',
+    `-Dcom.sun.management.jmxremote.port=${port}`,
+    `-Dcom.sun.management.jmxremote.rmi.port=${port}`,
+    '-Dcom.sun.management.jmxremote.host=127.0.0.1',
+    '-Djava.rmi.server.hostname=127.0.0.1',
+    '-Dcom.sun.management.jmxremote.authenticate=false',
+    '-Dcom.sun.management.jmxremote.ssl=false',
+  ];
+}
+
 export async function stopPid(pid: number, pidFile: string): Promise<void> {
   if (isAlive(pid)) {
     process.kill(pid, 'SIGTERM');

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { REPLICATED } from '@fleet/shared/kafka/topics';
 import { Kafka, logLevel } from 'kafkajs';
 import { clusterId, JAVA_TOOLS_HINT, javaToolsPresent, KAFKA_DIR, KAFKA_VERSION, resolveKafkaJars } from './apache-kafka';
-import { isAlive, readPid, spawnBroker, stopPid } from './jvm-process';
+import { isAlive, jmxFlags, readPid, spawnBroker, stopPid } from './jvm-process';
 import { assertPortBindable, freePortRun } from './local-ports';
 
 export const CLUSTER_NODES = 3;
@@ -31,6 +31,8 @@ export interface ClusterOptions {
   port: number;
   /** Ends the nodes when this process ends, however it ends (tests); otherwise they run on by themselves. */
   tiedToThisProcess?: boolean;
+  /** Node n opens its MBeans on jmxPort + n - 1 (the benchmark's request counts); off by default. */
+  jmxPort?: number;
 }
 
 export interface ClusterNode {
@@ -135,7 +137,8 @@ export function localKafkaCluster(options: ClusterOptions): LocalKafkaCluster {
       });
       if (format.status !== 0) throw new Error(`cannot format ${logDir}: ${(format.stdout + format.stderr).trim()}`);
     }
-    const java = ['java', ...NODE_HEAP, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
+    const jmx = jmxFlags(options.jmxPort === undefined ? undefined : options.jmxPort + nodeId - 1);
+    const java = ['java', ...NODE_HEAP, ...jmx, '-Djava.awt.headless=true', log4j, '-cp', classpath, 'kafka.Kafka', propertiesFile];
     const { pid, release } = await spawnBroker(java, path.join(nodeDir, 'broker.log'), options.tiedToThisProcess ?? false);
     releases.set(nodeId, release);
     writeFileSync(pidFile(nodeId), `${pid}\n`);
