@@ -1,7 +1,10 @@
 // A batch of the positions topic turned into events: the messages decoded (each a list of committed
 // positions, a device's in id order), the devices' positions applied in that order to their states, in
 // one transaction (event-store.ts). What a redelivery brings again is recognised by the state and skipped.
+// The batches of the partitions a fetch brought, handled at once, share that transaction: at 50
+// positions a second over 12 partitions, one transaction a fetch instead of a dozen.
 import type { Pool } from 'pg';
+import { coalesce } from '@fleet/shared/coalesce';
 import type { Logger } from '@fleet/shared/logger';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { applyPosition, type DeviceState, type RaisedEvent } from './device-rules';
@@ -32,8 +35,15 @@ export function decodePositions(value: Buffer | null, logger: Logger): PositionE
 export function positionProcessor(options: PositionProcessorOptions): (positions: PositionEvent[]) => Promise<void> {
   const { pool, metrics } = options;
   const geofences = geofenceCache(pool);
+  const processTogether = coalesce<PositionEvent, void>(async (positions) => {
+    await processPositions(positions);
+    return positions.map(() => undefined);
+  });
   return async (positions) => {
-    if (positions.length === 0) return;
+    await processTogether(positions);
+  };
+
+  async function processPositions(positions: PositionEvent[]): Promise<void> {
     const byDevice = new Map<string, PositionEvent[]>();
     for (const position of [...positions].sort((a, b) => a.id - b.id)) {
       let its = byDevice.get(position.imei);
@@ -72,5 +82,5 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
     metrics.positions(applied);
     if (late) metrics.late(late);
     metrics.raised(raised, newestReceipt || undefined);
-  };
+  }
 }

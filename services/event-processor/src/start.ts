@@ -8,6 +8,7 @@ import { connectPool } from '@fleet/shared/db/pool';
 import { createKafka, consumerConfig, kafkaClientSettings } from '@fleet/shared/kafka/client';
 import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
 import { registerConsumerLag } from '@fleet/shared/kafka/consumer-lag';
+import { OffsetCommitter } from '@fleet/shared/kafka/offset-committer';
 import { superviseConsumer } from '@fleet/shared/kafka/supervised-consumer';
 import { missingTopics, missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
 import { topicsFor } from '@fleet/shared/kafka/topics';
@@ -21,8 +22,11 @@ import { startWebhookDelivery } from './webhook-delivery';
 
 export { eventProcessorConfig, eventProcessorEnvNames, type EventProcessorConfig } from './config';
 
-/** Partitions processed at once; each batch is a transaction of its own. */
-const CONCURRENCY = 4;
+/**
+ * Partitions handled at once: every partition of the topic's 12, so that the batches one fetch brings
+ * are stored in one transaction (process-positions.ts) rather than one each.
+ */
+const CONCURRENCY = 12;
 /**
  * Bytes a fetch waits for, up to KAFKA_FETCH_MAX_WAIT_MS: a batch is a transaction of some ten statements
  * whatever it holds, so under load the processor takes a few hundred positions at a time (each announced
@@ -30,7 +34,11 @@ const CONCURRENCY = 4;
  * at most the wait later; at rest it changes nothing.
  */
 const FETCH_MIN_BYTES = 64 * 1024;
-/** Offsets are committed on this timer, not per batch: a redelivered position raises nothing again. */
+/**
+ * Offsets are committed on this timer, not per batch: a redelivered position raises nothing again. Not
+ * by kafkajs's autoCommit, which for eachBatch commits after every batch whatever its interval: with 12
+ * partitions, a dozen broker round trips a second at any load.
+ */
 const COMMIT_INTERVAL_MS = 5000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 10_000;
@@ -67,6 +75,7 @@ export async function start(
   });
   const admin = kafka.admin();
   const process = positionProcessor({ pool, logger, metrics, defaultSpeedLimitKmh: config.OVERSPEED_LIMIT_KMH });
+  const offsets = new OffsetCommitter({ topic, logger });
 
   // A batch that cannot be processed (PostgreSQL away) is tried again with growing pauses while the
   // consumer stays in its group; nothing after it in the partition is processed before it.
@@ -75,6 +84,7 @@ export async function start(
     for (let pauseMs = FIRST_RETRY_MS; ; pauseMs = Math.min(pauseMs * 2, MAX_RETRY_MS)) {
       try {
         await process(positions);
+        offsets.stored(batch.partition, batch.lastOffset());
         return;
       } catch (error) {
         if (!isRunning() || isStale()) throw error;
@@ -105,13 +115,10 @@ export async function start(
           }),
         ),
       run: async (fresh) => {
+        fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => offsets.assigned(payload.memberAssignment[topic] ?? []));
         await fresh.connect();
         await fresh.subscribe({ topic, fromBeginning: true });
-        await fresh.run({
-          partitionsConsumedConcurrently: CONCURRENCY,
-          autoCommitInterval: COMMIT_INTERVAL_MS,
-          eachBatch: handleBatch,
-        });
+        await fresh.run({ partitionsConsumedConcurrently: CONCURRENCY, autoCommit: false, eachBatch: handleBatch });
       },
     });
   } catch (error) {
@@ -119,6 +126,7 @@ export async function start(
     throw new Error(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`, { cause: error });
   }
   registerConsumerLag(registry, { admin, groupId, topic });
+  const committer = offsets.commitEvery(COMMIT_INTERVAL_MS, () => consumer.current());
 
   const sweep = startChore(
     {
@@ -144,7 +152,8 @@ export async function start(
   return {
     metricsPort: metricsServer.port,
     async stop() {
-      await consumer.stop();
+      clearInterval(committer);
+      await consumer.stop((current) => offsets.commitTo(current));
       await Promise.all([sweep.stop(), delivery.stop()]);
       await Promise.allSettled([pool.end(), admin.disconnect()]);
       await metricsServer.close();
