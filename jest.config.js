@@ -48,6 +48,7 @@ const heavy = [
   '<rootDir>/test/observability/launcher*.test.ts',
   '<rootDir>/test/observability/kafka-cli.test.ts',
   '<rootDir>/bench/src/bench.test.ts',
+  '<rootDir>/bench/src/replication-bench.test.ts',
 ];
 
 /** @type {import('jest').Config} */
@@ -65,7 +66,11 @@ module.exports = {
         '<rootDir>/test/deploy/**/*.test.ts',
         '<rootDir>/test/support/*.test.ts',
       ],
-      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '<rootDir>/bench/src/bench.test.ts'],
+      testPathIgnorePatterns: [
+        ...common.testPathIgnorePatterns,
+        '<rootDir>/bench/src/bench.test.ts',
+        '<rootDir>/bench/src/replication-bench.test.ts',
+      ],
     },
     {
       ...common,

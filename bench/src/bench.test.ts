@@ -69,7 +69,6 @@ test('every scenario runs against the started stack and is answered without erro
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
     'scale-out: 4 gateways + 4 trip-writers, trip create JSON',
-    'replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON',
   ]);
   for (const scenario of report.scenarios) {
     expect(scenario.requestsPerSecond).toBeGreaterThan(0);
@@ -113,21 +112,10 @@ test('the peak memory of every service is read, and every target is reported', (
     'scale-out 2+2 / 1+1 whole-system CPU per trip create',
     'scale-out 4+4 / 1+1 positions/s',
     'scale-out 4+4 / 1+1 whole-system CPU per trip create',
-    'three Kafka nodes / one, positions/s',
-    'three Kafka nodes / one, whole-system CPU per trip create',
-    'three Kafka nodes / one, broker CPU per trip create',
     'live stream: from the 200 to the event, p50 (ms)',
     'live stream: from the 200 to the event, p99 (ms)',
     'live stream: gateway CPU per delivered event (µs), beyond the create',
   ]);
-});
-
-test("the replicated scenario's creates went through three Kafka nodes, whose CPU the capacity model plans the broker from", () => {
-  const replicated = report.scenarios.find((scenario) => scenario.name.startsWith('replicated:'))!;
-  expect(replicated.cpuMicrosPerRequest.broker).toBeGreaterThan(0);
-  expect(report.capacity!.replicated!.broker).toBeCloseTo(1_000_000 / replicated.cpuMicrosPerRequest.broker!, 6);
-  expect(report.capacity!.brokerPlannedFrom).toBe(replicated.name);
-  expect(markdownTable(report)).toContain('| one position a request, three Kafka nodes |');
 });
 
 test("every followed create's position reached its stream, and the delay from its 200 is reported", () => {
@@ -231,7 +219,6 @@ test('the batch scenario counts the positions it stored, and is compared with si
     'scale-out: 1 gateway + 1 trip-writer, trip create JSON',
     'scale-out: 2 gateways + 2 trip-writers, trip create JSON',
     'scale-out: 4 gateways + 4 trip-writers, trip create JSON',
-    'replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON',
   ]);
   const teltonika = report.scenarios.find((scenario) => scenario.name.startsWith('Teltonika'))!;
   expect(teltonika.positionsPerSecond).toBeCloseTo(teltonika.requestsPerSecond * 10, 6);

@@ -57,24 +57,3 @@ test('a part the run did not measure needs no process of its own beyond one, and
   const plan = capacityPlan(1_000, { gateway: null, 'trip-writer': null, broker: null, postgres: null }, undefined);
   expect(plan).toMatchObject({ gateways: 1, tripWriters: 1, brokerCores: 1, postgresCores: 1, storageGiBPerDay: null });
 });
-
-test('with three Kafka nodes measured, the broker is planned from their cost, every other part from one of each on the single broker', () => {
-  const model = capacityModel(
-    [
-      scenario('trip create, JSON', { gateway: 500, 'trip-writer': 250, broker: 100, postgres: 100 }),
-      scenario('replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON', {
-        gateway: 520,
-        'trip-writer': 260,
-        broker: 400,
-        postgres: 110,
-      }),
-    ],
-    200,
-    100,
-  );
-  expect(model.replicated).toEqual({ gateway: 1_000_000 / 520, 'trip-writer': 1_000_000 / 260, broker: 2500, postgres: 1_000_000 / 110 });
-  expect(model.brokerPlannedFrom).toBe('replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON');
-  expect(model.plans[2]).toEqual(capacityPlan(100_000, { ...model.singlePosts, broker: 2500 }, 200));
-  // 100,000 positions a second at 400 µs each, 70% busy: 57.1 cores across the three nodes.
-  expect(model.plans[2]!.brokerCores).toBe(58);
-});

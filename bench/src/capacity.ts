@@ -3,11 +3,11 @@
 // figures are measured; the plans are a linear extrapolation of them. The costs measured through 4
 // gateways and 4 trip-writers are shown beside them, but the plans are not drawn from them: on a host
 // with fewer cores than processes those costs are of processes taking turns on a core, not of
-// instances each on a core of its own, which is what a plan deploys. The broker is planned from its
-// cost on three nodes when the run measured it, since production replicates every write three times.
+// instances each on a core of its own, which is what a plan deploys. These plans are of the single
+// broker at saturation; the production shape's plan (three nodes, each part fitted as a fixed cost plus
+// a cost per create over paced rates) is `npm run bench:replication`'s (replication.ts).
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './bench-types';
-import { REPLICATED_SCENARIO } from './scale-out';
 
 export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
 export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
@@ -36,11 +36,11 @@ export interface CapacityModel {
   batches: PerCore;
   /** Positions in each batch the batch figures were measured with. */
   batchPositions: number;
-  /** Per core, each position posted on its own on three Kafka nodes (the broker: all three); null when not run. */
+  /** Per core, each position posted on its own on three Kafka nodes (the broker: all three), in runs that measured it. */
   replicated?: PerCore | null;
   /** The scenario whose costs the plans extrapolate. */
   plannedFrom?: string;
-  /** The scenario the broker's cost is planned from instead, when it was run: the three Kafka nodes. */
+  /** The scenario the broker's cost was planned from instead, in runs that measured three nodes. */
   brokerPlannedFrom?: string;
   /** Plans for fleets whose devices each post their positions one at a time. */
   plans: CapacityPlan[];
@@ -93,17 +93,12 @@ export function capacityPlan(rate: number, singlePosts: PerCore, bytesPerPositio
 export function capacityModel(scenarios: ScenarioResult[], bytesPerPosition: number | undefined, batchPositions: number): CapacityModel {
   const single = scenarios.find((scenario) => scenario.name === 'trip create, JSON');
   const batch = scenarios.find((scenario) => scenario.cpuMicrosPerPosition !== undefined);
-  const onCluster = scenarios.find((scenario) => scenario.name === REPLICATED_SCENARIO);
   const singlePosts = perCore(single?.cpuMicrosPerRequest);
-  const replicated = onCluster ? perCore(onCluster.cpuMicrosPerRequest) : null;
-  const planned = replicated?.broker ? { ...singlePosts, broker: replicated.broker } : singlePosts;
   return {
     singlePosts,
     batches: perCore(batch?.cpuMicrosPerPosition),
     batchPositions,
-    replicated,
     plannedFrom: single?.name ?? 'trip create, JSON',
-    ...(replicated?.broker ? { brokerPlannedFrom: REPLICATED_SCENARIO } : {}),
-    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, planned, bytesPerPosition)),
+    plans: PLANNED_RATES.map((rate) => capacityPlan(rate, singlePosts, bytesPerPosition)),
   };
 }

@@ -4,6 +4,7 @@ import { BENCH_HISTORY, BENCH_RESULTS, sectionOf, withSection } from './docs-sec
 import { readHistory, runsTable } from './history';
 import { EVENTS_SECTION, eventsTable, type EventsRun } from './events-bench';
 import { QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
+import { REPLICATION_SECTION, replicationTable, type ReplicationReport } from './replication';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const read = (relative: string) => readFileSync(path.join(repoRoot, relative), 'utf8');
@@ -35,4 +36,9 @@ test('the section is replaced between its markers and nothing else changes', () 
 test('docs/performance.md shows the committed events run exactly as bench/results/events.json gives it', () => {
   const run = JSON.parse(read('bench/results/events.json')) as EventsRun;
   expect(sectionOf(read('docs/performance.md'), EVENTS_SECTION)).toBe(eventsTable(run));
+});
+
+test('docs/performance.md shows the committed replication run exactly as bench/results/replication.json gives it', () => {
+  const report = JSON.parse(read('bench/results/replication.json')) as ReplicationReport;
+  expect(sectionOf(read('docs/performance.md'), REPLICATION_SECTION)).toBe(replicationTable(report));
 });

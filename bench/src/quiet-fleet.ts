@@ -4,6 +4,7 @@
 // fitted as a fixed cost plus a cost per create: what a capacity plan needs, from the rates it plans for.
 import { cpuBetween, cpuSnapshot, type CpuPart, type CpuSources } from './process-cpu';
 import { pacedLoad, type PacedRequest } from './paced-load';
+import { requestsBetween, type RequestCounts } from './kafka-tools';
 
 /** Creates a second of each step; 0 is the stack at rest. */
 export const QUIET_FLEET_RATES = [0, 50, 150, 500] as const;
@@ -24,6 +25,8 @@ export interface QuietFleetStep {
   cores: Record<QuietPart, number | null>;
   /** The stack's CPU in all, in cores. */
   totalCores: number;
+  /** Requests a second the broker handled over the step, by API; absent where it was not read. */
+  brokerRequestsPerSecond?: RequestCounts | null;
 }
 
 export interface QuietFleetFit {
@@ -53,6 +56,8 @@ export interface QuietFleetOptions {
   /** Rest after each step before the next is measured, so that one step's tail is not the next's. */
   settleSeconds?: number;
   rates?: readonly number[];
+  /** The broker's requests handled so far, by API (its MBeans), read around each step. */
+  brokerRequests?: () => RequestCounts | null;
   log?: (line: string) => void;
 }
 
@@ -64,12 +69,14 @@ export async function measureQuietFleet(options: QuietFleetOptions): Promise<Qui
   const steps: QuietFleetStep[] = [];
   for (const rate of rates) {
     await sleep(settleSeconds * 1000);
+    const requestsBefore = options.brokerRequests?.();
     const before = cpuSnapshot(options.sources);
     const startedAt = performance.now();
     const result = rate === 0 ? undefined : await pacedLoad([options.gatewayUrl], options.request, { ratePerUrl: rate, seconds });
     if (rate === 0) await sleep(seconds * 1000);
     const elapsed = (performance.now() - startedAt) / 1000;
     const cpu = cpuBetween(before, cpuSnapshot(options.sources));
+    const requests = options.brokerRequests ? requestsBetween(requestsBefore ?? null, options.brokerRequests()) : undefined;
     const cores = {} as Record<QuietPart, number | null>;
     let totalCores = 0;
     for (const part of Object.keys(options.sources) as QuietPart[]) {
@@ -85,6 +92,11 @@ export async function measureQuietFleet(options: QuietFleetOptions): Promise<Qui
       p99Ms: result ? result.latency.p99 : null,
       cores,
       totalCores,
+      ...(requests === undefined
+        ? {}
+        : {
+            brokerRequestsPerSecond: requests && Object.fromEntries(Object.entries(requests).map(([api, count]) => [api, count / elapsed])),
+          }),
     };
     const parts = Object.entries(cores).map(([part, used]) => `${part} ${used === null ? 'n/a' : `${(used * 100).toFixed(1)}%`}`);
     log?.(
@@ -116,6 +128,17 @@ export function quietFleetTable(report: { startedAt: string; steps: QuietFleetSt
   const fifty = report.steps.find((step) => step.rate === 50);
   const verdict = (value: number | undefined, goal: number) =>
     value === undefined ? 'not measured' : `${percent(value)} (goal <= ${percent(goal)}): ${value <= goal ? 'met' : 'MISSED'}`;
+  const requestLines = report.steps
+    .filter((step) => step.brokerRequestsPerSecond)
+    .map((step) => {
+      const perSecond = Object.entries(step.brokerRequestsPerSecond!);
+      const label = step.rate === 0 ? 'at rest' : `at ${step.rate} creates/s`;
+      const perCreate =
+        step.rate === 0
+          ? ''
+          : ` (${(perSecond.reduce((sum, [api, count]) => sum + (api.startsWith('Fetch') && api !== 'Fetch' ? 0 : count), 0) / step.rate).toFixed(1)} a create)`;
+      return `- ${label}${perCreate}: ${perSecond.map(([api, count]) => `${api} ${count.toFixed(1)}`).join(', ')}`;
+    });
   return [
     `Run of ${report.startedAt}: CPU as a share of one core, per process`,
     '',
@@ -127,5 +150,8 @@ export function quietFleetTable(report: { startedAt: string; steps: QuietFleetSt
     '',
     `- at rest: ${verdict(rest?.totalCores, QUIET_FLEET_TARGETS.restCores)}`,
     `- 50 creates a second: ${verdict(fifty?.totalCores, QUIET_FLEET_TARGETS.fiftyCores)}`,
+    ...(requestLines.length > 0
+      ? ['', 'Requests a second the broker handled, by API (FetchConsumer and FetchFollower are kinds of Fetch):', '', ...requestLines]
+      : []),
   ].join('\n');
 }

@@ -69,7 +69,9 @@ export function capacityTable(capacity: CapacityModel): string[] {
     '',
     `Extrapolated for devices each posting one position every ${REPORT_INTERVAL_S} s, parts planned ${PLANNED_UTILISATION * 100}% busy, ` +
       `from the costs of "${capacity.plannedFrom ?? 'trip create, JSON'}"` +
-      (capacity.brokerPlannedFrom ? `, the broker's from "${capacity.brokerPlannedFrom}"` : ''),
+      (capacity.brokerPlannedFrom
+        ? `, the broker's from "${capacity.brokerPlannedFrom}"`
+        : ' on the single broker (three nodes: `npm run bench:replication`, fitted over paced rates)'),
     '',
     '| positions/s | devices | gateways | trip-writers | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

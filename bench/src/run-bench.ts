@@ -265,7 +265,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         },
         runScenario,
         cpuOf,
-        postgres: local ? postgresPids : () => [],
         running,
       });
     }
@@ -273,7 +272,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   } finally {
     // The added gateways and trip-writers first: the trip-writers leave their group while the broker runs.
     for (const twins of running.scaleOut) await twins.stop();
-    await running.replicated?.stop();
     await stopAll();
   }
 }

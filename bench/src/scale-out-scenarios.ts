@@ -1,24 +1,15 @@
-// The bench's scale-out and replicated scenarios: the same trip creates through one gateway and one
-// trip-writer, then two of each, then four; then 1 + 1 again on three Kafka nodes.
+// The bench's scale-out scenarios: the same trip creates through one gateway and one trip-writer, then
+// two of each, then four. What three Kafka nodes cost is measured apart, at paced rates beside Kafka's
+// own producer (`npm run bench:replication`).
 import { freePort } from '@fleet/local-stack/local-ports';
 import type { BenchOptions } from './bench-types';
-import { load, WRITE_PATH_WARMUP_SECONDS, type Drive, type LoadRequest } from './load-driver';
-import { repliesSettled, type CpuOf } from './measure';
-import { startReplicated, type Replicated } from './replicated';
-import {
-  postsAnswered,
-  REPLICATED_SCENARIO,
-  SCALE_OUT_FOUR,
-  SCALE_OUT_ONE,
-  SCALE_OUT_TWO,
-  startScaleOut,
-  type ScaleOut,
-} from './scale-out';
+import type { Drive, LoadRequest } from './load-driver';
+import type { CpuOf } from './measure';
+import { postsAnswered, SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO, startScaleOut, type ScaleOut } from './scale-out';
 
 /** The processes a scenario added and that run now, for the run to stop whatever happens. */
 export interface RunningTwins {
   scaleOut: ScaleOut[];
-  replicated?: Replicated;
 }
 
 export interface ScaleOutContext {
@@ -38,7 +29,6 @@ export interface ScaleOutContext {
     how?: Drive,
   ) => Promise<void>;
   cpuOf: (server?: undefined, twins?: ScaleOut[]) => CpuOf;
-  postgres: () => number[];
   running: RunningTwins;
 }
 
@@ -47,11 +37,7 @@ export interface ScaleOutContext {
 // measured afresh just before 2 + 2 rather than taken from the trip create scenario above, so that
 // the host has least time to drift between them. Only a stack started here has processes to copy.
 export async function runScaleOutScenarios(context: ScaleOutContext): Promise<void> {
-  const { options, gatewayUrl, pids, tripCreateJson, createThrough, runScenario, cpuOf, postgres, running } = context;
-  const pidsOf =
-    (...list: Array<number | null | undefined>) =>
-    () =>
-      list.filter((pid): pid is number => Boolean(pid));
+  const { options, gatewayUrl, pids, tripCreateJson, createThrough, runScenario, cpuOf, running } = context;
   const creates: LoadRequest = { ...tripCreateJson, positions: 1 };
   const paced: Drive = { ratePerUrl: options.scaleOutRate };
   await runScenario(SCALE_OUT_ONE, [gatewayUrl], creates, cpuOf(), undefined, paced);
@@ -79,39 +65,4 @@ export async function runScaleOutScenarios(context: ScaleOutContext): Promise<vo
     await runScenario(name, [...gatewayUrls], creates, cpuOf(undefined, running.scaleOut), answeredBy, paced);
   }
   for (const twins of running.scaleOut.splice(0)) await twins.stop();
-
-  // Replication: 1 + 1 again, on three Kafka nodes instead of the single broker, right after the
-  // single broker's 1 + 1 above. The launcher's own gateway and trip-writer stay idle meanwhile, on
-  // the single broker; the part figures are the twins', the three nodes' and PostgreSQL's.
-  process.stderr.write('bench: starting three Kafka nodes, a gateway and a trip-writer on them\n');
-  const gatewayPort = await freePort();
-  let metricsPort = await freePort();
-  while (metricsPort === gatewayPort) metricsPort = await freePort();
-  const ports: [number, number] = [gatewayPort, metricsPort];
-  running.replicated = await startReplicated({
-    gatewayPid: pids.gateway,
-    tripWriterPid: pids.tripWriter,
-    ports,
-    create: createThrough,
-  });
-  const onCluster = running.replicated;
-  const clusterCpu: CpuOf = {
-    sources: {
-      gateway: pidsOf(...onCluster.twins.gatewayPids),
-      'trip-writer': pidsOf(...onCluster.twins.tripWriterPids),
-      'group-writer': () => [],
-      broker: () => onCluster.brokerPids(),
-      postgres,
-    },
-    server: 'gateway',
-  };
-  // Three fresh JVMs, warmed as the single broker was before the first write scenario.
-  if (options.warmupSeconds > 0) {
-    process.stderr.write(`bench: warming up the three Kafka nodes for ${WRITE_PATH_WARMUP_SECONDS} s\n`);
-    await load(onCluster.twins.gatewayUrls[0]!, tripCreateJson, options.connections, WRITE_PATH_WARMUP_SECONDS);
-    await repliesSettled(onCluster.twins.gatewayUrls[0]!);
-  }
-  await runScenario(REPLICATED_SCENARIO, onCluster.twins.gatewayUrls[0]!, creates, clusterCpu);
-  await onCluster.stop();
-  running.replicated = undefined;
 }

@@ -14,8 +14,6 @@ import { readFileSync } from 'node:fs';
 export const SCALE_OUT_ONE = 'scale-out: 1 gateway + 1 trip-writer, trip create JSON';
 export const SCALE_OUT_TWO = 'scale-out: 2 gateways + 2 trip-writers, trip create JSON';
 export const SCALE_OUT_FOUR = 'scale-out: 4 gateways + 4 trip-writers, trip create JSON';
-/** 1 + 1 again, on three Kafka nodes (three replicas, min.insync.replicas 2) instead of the single broker. */
-export const REPLICATED_SCENARIO = 'replicated: 1 gateway + 1 trip-writer on three Kafka nodes, trip create JSON';
 
 /** A /proc file of NUL-terminated strings (cmdline, environ), as its strings. */
 export function nulSeparated(text: string): string[] {

@@ -3,7 +3,7 @@
 // scenarios cancels out.
 import type { ScenarioResult, Target } from './bench-types';
 import { LIVE_STREAMS_SCENARIO } from './live-streams';
-import { REPLICATED_SCENARIO, SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO } from './scale-out';
+import { SCALE_OUT_FOUR, SCALE_OUT_ONE, SCALE_OUT_TWO } from './scale-out';
 
 export interface TargetInputs {
   scenarios: ScenarioResult[];
@@ -59,21 +59,6 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
           atMost(`scale-out ${label} / 1+1 whole-system CPU per trip create`, ratioTo(systemCpu(step), systemCpu(scaleOutOne)), cpuGoal),
         ]
       : [];
-  // Replication's cost: 1 + 1 on three Kafka nodes against the same creates through 1 + 1 on the single
-  // broker earlier in the run, both at the run's connections. Its positions a second are taken through
-  // their ratios to hello-world, since the two are far apart in the run and the host may drift between
-  // them. The issue sets no goal for it: it is reported, and the capacity model's broker is planned from it.
-  const replicated = scenarios.find((scenario) => scenario.name === REPLICATED_SCENARIO);
-  const replication: Target[] = replicated
-    ? [
-        reported('three Kafka nodes / one, positions/s', ratioTo(replicated.ratio, trip.ratio)),
-        reported('three Kafka nodes / one, whole-system CPU per trip create', ratioTo(systemCpu(replicated), systemCpu(trip))),
-        reported(
-          'three Kafka nodes / one, broker CPU per trip create',
-          ratioTo(replicated.cpuMicrosPerRequest.broker ?? 0, trip.cpuMicrosPerRequest.broker ?? 0),
-        ),
-      ]
-    : [];
   const live = scenarios.find((scenario) => scenario.name === LIVE_STREAMS_SCENARIO);
   const gatewayCpu = ratioTo(trip.cpuMicrosPerRequest.gateway ?? 0, hello.cpuMicrosPerRequest.gateway ?? 0);
 
@@ -109,7 +94,6 @@ export function benchTargets({ scenarios, gatewayRssMiB, tripCreateBefore }: Tar
     ...(gatewayRssMiB === null ? [] : [atMost('gateway peak RSS (MiB)', gatewayRssMiB, 160)]),
     ...scaleOutStep('2+2', scaleOutTwo, 1.15),
     ...scaleOutStep('4+4', scaleOutFour, 1.3),
-    ...replication,
     // Reported, against no goal: how soon a fleet app sees a committed position, and what delivering it
     // costs the gateway beyond the create itself (every followed create is one event on one stream).
     ...(live?.streamDelay

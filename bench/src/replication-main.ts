@@ -1,0 +1,282 @@
+// `npm run bench:replication`: what replication costs, measured honestly. For one Kafka node and then
+// three (three replicas, min.insync.replicas 2, as production runs), on nodes of the bench's own: the
+// nodes idle with no client, Kafka's own producer paced at each rate, then the stack as `npm start` runs
+// it on those nodes, at rest and at the same paced rates of trip creates; each process's CPU, the
+// nodes' requests by API, and the fits the capacity plan is drawn from (replication.ts). Saved in
+// bench/results/replication.json and written into docs/performance.md.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SignJWT } from 'jose';
+import { z } from 'zod';
+import { loadConfig, positiveInt } from '@fleet/shared/config';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { createLogger } from '@fleet/shared/logger';
+import { freePortRun } from '@fleet/local-stack/local-ports';
+import { startBenchKafka, type BenchKafka } from './bench-kafka';
+import { startPacedStack } from './bench-stack';
+import { withSection } from './docs-section';
+import { producerPerformance, requestsBetween, type RequestCounts } from './kafka-tools';
+import { drive, repoRoot, type LoadRequest } from './load-driver';
+import { listenerPid, postgresPids, processCpuSeconds } from './process-cpu';
+import { fitQuietFleet, type QuietPart } from './quiet-fleet';
+import {
+  partFits,
+  REPLICATION_RATES,
+  REPLICATION_SECTION,
+  replicationTable,
+  type KafkaProducerStep,
+  type ReplicationReport,
+  type ReplicationShape,
+  type SystemStep,
+} from './replication';
+
+const replicationEnv = z.object({
+  BENCH_REPLICATION_SECONDS: positiveInt(20),
+  /**
+   * Fresh JVMs are warmed this long at the highest rate, by Kafka's producer and then by the stack, before
+   * anything counts: until their JIT compilers are done, those are the busiest threads of a broker.
+   */
+  BENCH_REPLICATION_WARMUP_SECONDS: positiveInt(30),
+  /** Comma-separated creates a second of each step; the issue's three rates by default. */
+  BENCH_REPLICATION_RATES: z
+    .string()
+    .default(REPLICATION_RATES.join(','))
+    .transform((value) => value.split(',').map(Number))
+    .pipe(z.array(z.number().int().positive()).min(2)),
+  /** 1, 3 or both (1,3). */
+  BENCH_REPLICATION_NODES: z
+    .string()
+    .default('1,3')
+    .transform((value) => value.split(',').map(Number))
+    .pipe(z.array(z.union([z.literal(1), z.literal(3)])).min(1)),
+  BENCH_DATABASE_URL: z.string().default('postgres://root@127.0.0.1:5432/fleet_bench_replication'),
+  BENCH_RESULTS_DIR: z.string().default(path.join(repoRoot, 'bench', 'results')),
+});
+
+const SETTLE_SECONDS = 5;
+const PERF_TOPIC = 'bench.producer-performance';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const cpuOf = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + (processCpuSeconds(pid) ?? 0), 0);
+
+/**
+ * The yardstick's topic, as the system's topics are provisioned on these nodes: 12 partitions, every node
+ * a replica; resolves once each partition has a leader. A cluster just up may not yet know a topic it
+ * has created, so its answers are asked again until they agree, for up to 60 s.
+ */
+async function createPerfTopic(kafka: BenchKafka): Promise<void> {
+  const admin = createKafka({
+    brokers: kafka.brokers.split(','),
+    clientId: 'fleet-bench',
+    logger: createLogger('bench', 'silent'),
+  }).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ waitForLeaders: false, topics: [{ topic: PERF_TOPIC, numPartitions: 12, replicationFactor: kafka.nodes }] });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const led = await admin
+        .fetchTopicMetadata({ topics: [PERF_TOPIC] })
+        .then(({ topics }) => topics[0]?.partitions.length === 12 && topics[0].partitions.every((partition) => partition.leader >= 0))
+        .catch(() => false);
+      if (led) return;
+      if (Date.now() > deadline) throw new Error(`${PERF_TOPIC} has no leader for every partition after 60 s`);
+      await sleep(500);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function kafkaProducerSteps(kafka: BenchKafka, rates: readonly number[], seconds: number, warmupSeconds: number) {
+  log(`bench: ${kafka.nodes} node(s): warming Kafka's producer up for ${warmupSeconds} s`);
+  await producerPerformance({ brokers: kafka.brokers, topic: PERF_TOPIC, recordsPerSecond: Math.max(...rates), seconds: warmupSeconds });
+  const steps: KafkaProducerStep[] = [];
+  for (const rate of rates) {
+    await sleep(SETTLE_SECONDS * 1000);
+    const before = cpuOf(kafka.pids());
+    const startedAt = performance.now();
+    const result = await producerPerformance({ brokers: kafka.brokers, topic: PERF_TOPIC, recordsPerSecond: rate, seconds });
+    const elapsed = (performance.now() - startedAt) / 1000;
+    const brokerSeconds = cpuOf(kafka.pids()) - before;
+    const step = {
+      rate,
+      recordsPerSecond: result.recordsPerSecond,
+      records: result.records,
+      p99Ms: result.p99Ms,
+      brokerMicrosPerRecord: (brokerSeconds * 1e6) / result.records,
+      brokerCores: brokerSeconds / elapsed,
+    };
+    log(
+      `  Kafka's producer at ${rate}/s: ${Math.round(step.recordsPerSecond)} records/s, ${Math.round(step.brokerMicrosPerRecord)} µs of broker CPU a record`,
+    );
+    steps.push(step);
+  }
+  return steps;
+}
+
+type Sources = Record<QuietPart, () => number[]>;
+
+function cpuByPart(sources: Sources): Record<QuietPart, number | null> {
+  const cpu = {} as Record<QuietPart, number | null>;
+  for (const [part, pids] of Object.entries(sources) as [QuietPart, () => number[]][]) {
+    const found = pids();
+    cpu[part] = found.length === 0 ? null : cpuOf(found);
+  }
+  return cpu;
+}
+
+function coresBetween(before: Record<QuietPart, number | null>, after: Record<QuietPart, number | null>, seconds: number) {
+  const cores = {} as Record<QuietPart, number | null>;
+  for (const part of Object.keys(after) as QuietPart[]) {
+    const [start, end] = [before[part], after[part]];
+    cores[part] = start === null || end === null ? null : Math.max(0, end - start) / seconds;
+  }
+  return cores;
+}
+
+const perUnit = (counts: RequestCounts | null, units: number) =>
+  counts === null || units === 0 ? null : Object.fromEntries(Object.entries(counts).map(([api, count]) => [api, count / units]));
+
+async function measureShape(nodes: 1 | 3, env: z.infer<typeof replicationEnv>): Promise<ReplicationShape> {
+  const seconds = env.BENCH_REPLICATION_SECONDS;
+  const kafka = await startBenchKafka(nodes);
+  try {
+    await createPerfTopic(kafka);
+    await sleep(SETTLE_SECONDS * 1000);
+    const idleBefore = cpuOf(kafka.pids());
+    await sleep(seconds * 1000);
+    const idleBrokerCores = (cpuOf(kafka.pids()) - idleBefore) / seconds;
+    log(`bench: ${nodes} node(s) with no client: ${(idleBrokerCores * 100).toFixed(1)}% of a core`);
+    const kafkaSteps = await kafkaProducerSteps(kafka, env.BENCH_REPLICATION_RATES, seconds, env.BENCH_REPLICATION_WARMUP_SECONDS);
+
+    const base = await freePortRun(6);
+    const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics, eventMetrics] = [
+      base,
+      base + 1,
+      base + 2,
+      base + 3,
+      base + 4,
+      base + 5,
+    ];
+    const stack = await startPacedStack(`replication${nodes}`, port, env.BENCH_DATABASE_URL, {
+      KAFKA_BROKERS: kafka.brokers,
+      TRIP_WRITER_METRICS_PORT: String(tripMetrics),
+      GROUP_WRITER_METRICS_PORT: String(groupMetrics),
+      TELTONIKA_PORT: String(teltonikaPort),
+      TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
+      EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
+    });
+    try {
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('replication')
+        .setExpirationTime('2h')
+        .sign(new TextEncoder().encode(stack.jwtSecret));
+      let sequence = 0;
+      const request: LoadRequest = {
+        method: 'POST',
+        path: '/fleet/api/v1/trip-location',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: () => {
+          sequence += 1;
+          return JSON.stringify({
+            imei: `r${nodes}${process.pid}${sequence}`,
+            gpsTime: new Date().toISOString(),
+            latitude: -6.2,
+            longitude: 106.8,
+            speed: 40,
+            ignition: true,
+          });
+        },
+      };
+      const pid = (found: number | null) => (found === null ? [] : [found]);
+      const sources: Sources = {
+        gateway: () => pid(listenerPid(port)),
+        'trip-writer': () => pid(listenerPid(tripMetrics)),
+        'group-writer': () => pid(listenerPid(groupMetrics)),
+        teltonika: () => pid(listenerPid(teltonikaMetrics)),
+        'event-processor': () => pid(listenerPid(eventMetrics)),
+        broker: () => kafka.pids(),
+        postgres: postgresPids,
+      };
+      const warmup = env.BENCH_REPLICATION_WARMUP_SECONDS;
+      const warmupRate = Math.max(...env.BENCH_REPLICATION_RATES);
+      log(`bench: ${nodes} node(s): warming the stack up for ${warmup} s at ${warmupRate} creates a second`);
+      await drive(stack.gatewayUrl, request, { ratePerUrl: warmupRate }, warmup);
+
+      await sleep(SETTLE_SECONDS * 1000);
+      const restCounts = kafka.requestCounts();
+      const restCpu = cpuByPart(sources);
+      await sleep(seconds * 1000);
+      const restCores = coresBetween(restCpu, cpuByPart(sources), seconds);
+      const restRequestsPerSecond = perUnit(requestsBetween(restCounts, kafka.requestCounts()), seconds);
+
+      const system: SystemStep[] = [];
+      for (const rate of env.BENCH_REPLICATION_RATES) {
+        await sleep(SETTLE_SECONDS * 1000);
+        const counts = kafka.requestCounts();
+        const before = cpuByPart(sources);
+        const startedAt = performance.now();
+        const { result } = await drive(stack.gatewayUrl, request, { ratePerUrl: rate }, seconds);
+        const elapsed = (performance.now() - startedAt) / 1000;
+        const cores = coresBetween(before, cpuByPart(sources), elapsed);
+        const requests = requestsBetween(counts, kafka.requestCounts());
+        const answered = result.requests.total - result.non2xx;
+        const totalCores = Object.values(cores).reduce<number>((sum, used) => sum + (used ?? 0), 0);
+        const step: SystemStep = {
+          rate,
+          createsPerSecond: answered / elapsed,
+          errors: result.errors + result.timeouts + result.non2xx,
+          p99Ms: result.latency.p99,
+          cores,
+          totalCores,
+          brokerMicrosPerCreate: answered === 0 ? 0 : ((cores.broker ?? 0) * elapsed * 1e6) / answered,
+          totalMicrosPerCreate: answered === 0 ? 0 : (totalCores * elapsed * 1e6) / answered,
+          requestsPerCreate: perUnit(requests, answered),
+        };
+        log(
+          `  the system at ${rate}/s: ${Math.round(step.createsPerSecond)} creates/s answered, ${Math.round(step.brokerMicrosPerCreate)} µs ` +
+            `of broker CPU a create, ${Math.round(step.totalMicrosPerCreate)} µs in all, p99 ${step.p99Ms} ms, ${step.errors} errors`,
+        );
+        system.push(step);
+      }
+      return {
+        nodes,
+        idleBrokerCores,
+        restCores,
+        restRequestsPerSecond,
+        kafka: kafkaSteps,
+        system,
+        kafkaBrokerFit: fitQuietFleet(kafkaSteps.map((step) => ({ rate: step.recordsPerSecond, totalCores: step.brokerCores }))),
+        systemBrokerFit: fitQuietFleet(system.map((step) => ({ rate: step.createsPerSecond, totalCores: step.cores.broker ?? 0 }))),
+        systemFit: fitQuietFleet(system.map((step) => ({ rate: step.createsPerSecond, totalCores: step.totalCores }))),
+        partFits: partFits(system),
+      };
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    await kafka.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const env = loadConfig(replicationEnv);
+  const report: ReplicationReport = { startedAt: new Date().toISOString(), secondsPerStep: env.BENCH_REPLICATION_SECONDS, shapes: [] };
+  for (const nodes of env.BENCH_REPLICATION_NODES) report.shapes.push(await measureShape(nodes, env));
+  mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
+  writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'replication.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const table = replicationTable(report);
+  if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
+    const doc = path.join(repoRoot, 'docs', 'performance.md');
+    writeFileSync(doc, withSection(readFileSync(doc, 'utf8'), REPLICATION_SECTION, table));
+  }
+  process.stdout.write(`\n${table}\n`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+});
