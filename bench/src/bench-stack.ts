@@ -5,9 +5,11 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { dropDatabase } from '@fleet/shared/db/pool';
-import { freePort } from '@fleet/local-stack/local-ports';
+import { SignJWT } from 'jose';
+import { freePort, freePortRun } from '@fleet/local-stack/local-ports';
 import type { BenchOptions } from './bench-types';
-import { repoRoot, waitReady } from './load-driver';
+import { repoRoot, waitReady, type LoadRequest } from './load-driver';
+import { listenerPid } from './process-cpu';
 
 /** The broker as the launcher named it, and its JVM's pid when it started or found the local Apache Kafka. */
 export interface BenchBroker {
@@ -128,4 +130,69 @@ export async function startPacedStack(label: string, port: number, databaseUrl: 
     throw error;
   }
   return { launcher, gatewayUrl, jwtSecret, stop };
+}
+
+/** The processes of a fleet stack, by part, for the CPU figures; the broker's and PostgreSQL's are added by the scenario. */
+export type ServiceSources = Record<'gateway' | 'trip-writer' | 'group-writer' | 'teltonika' | 'event-processor', () => number[]>;
+
+export interface FleetStack extends PacedStack {
+  /** A trip create from a device of its own each time, as a fleet reports, with a token the stack accepts. */
+  uniqueCreate: LoadRequest;
+  services: ServiceSources;
+}
+
+/**
+ * The whole stack as `npm start` runs it (Teltonika listener and event processor included) on six
+ * consecutive free ports, on `brokers`, with a token and a create request of its own. `label` names its
+ * topics and prefixes its devices' IMEIs.
+ */
+export async function startFleetStack(label: string, databaseUrl: string, brokers: string): Promise<FleetStack> {
+  const base = await freePortRun(6);
+  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics, eventMetrics] = [
+    base,
+    base + 1,
+    base + 2,
+    base + 3,
+    base + 4,
+    base + 5,
+  ];
+  const stack = await startPacedStack(label, port, databaseUrl, {
+    KAFKA_BROKERS: brokers,
+    TRIP_WRITER_METRICS_PORT: String(tripMetrics),
+    GROUP_WRITER_METRICS_PORT: String(groupMetrics),
+    TELTONIKA_PORT: String(teltonikaPort),
+    TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
+    EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
+  });
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(label)
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(stack.jwtSecret));
+  let sequence = 0;
+  const uniqueCreate: LoadRequest = {
+    method: 'POST',
+    path: '/fleet/api/v1/trip-location',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: () => {
+      sequence += 1;
+      return JSON.stringify({
+        imei: `${label}${process.pid}${sequence}`,
+        gpsTime: new Date().toISOString(),
+        latitude: -6.2,
+        longitude: 106.8,
+        speed: 40,
+        ignition: true,
+      });
+    },
+  };
+  const pid = (found: number | null) => (found === null ? [] : [found]);
+  const services: ServiceSources = {
+    gateway: () => pid(listenerPid(port)),
+    'trip-writer': () => pid(listenerPid(tripMetrics)),
+    'group-writer': () => pid(listenerPid(groupMetrics)),
+    teltonika: () => pid(listenerPid(teltonikaMetrics)),
+    'event-processor': () => pid(listenerPid(eventMetrics)),
+  };
+  return { ...stack, uniqueCreate, services };
 }

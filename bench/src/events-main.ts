@@ -2,7 +2,6 @@
 // it): BENCH_EVENTS_RATE paced trip creates a second for BENCH_EVENTS_SECONDS from 1,000 devices, each
 // toggling its ignition, then the events' rate, their delay and the processor's CPU (events-bench.ts).
 // Saved in bench/results/events.json and written into docs/performance.md.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignJWT } from 'jose';
@@ -10,7 +9,7 @@ import { Pool } from 'pg';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { freePortRun } from '@fleet/local-stack/local-ports';
-import { withSection } from './docs-section';
+import { saveResults } from './docs-section';
 import { EVENTS_SECTION, eventsTable, type EventsRun } from './events-bench';
 import { startPacedStack } from './bench-stack';
 import { load, repoRoot, type LoadRequest } from './load-driver';
@@ -117,14 +116,13 @@ async function main(): Promise<void> {
       createLatency: { p50: paced.latency.p50, p99: paced.latency.p99 },
       failures: paced.errors + paced.timeouts + paced.non2xx,
     };
-    mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
-    writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'events.json'), `${JSON.stringify(result, null, 2)}\n`);
-    const table = eventsTable(result);
-    if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
-      const doc = path.join(repoRoot, 'docs', 'performance.md');
-      writeFileSync(doc, withSection(readFileSync(doc, 'utf8'), EVENTS_SECTION, table));
-    }
-    process.stdout.write(`\n${table}\n`);
+    saveResults({
+      resultsDir: env.BENCH_RESULTS_DIR,
+      file: 'events.json',
+      results: result,
+      section: EVENTS_SECTION,
+      table: eventsTable(result),
+    });
   } finally {
     await pool.end();
     await stack.stop();

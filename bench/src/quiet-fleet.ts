@@ -3,7 +3,7 @@
 // from a device of its own, as a fleet reports), with each process's CPU as a share of one core, and
 // fitted as a fixed cost plus a cost per create: what a capacity plan needs, from the rates it plans for.
 import { cpuBetween, cpuSnapshot, type CpuPart, type CpuSources } from './process-cpu';
-import { pacedLoad, type PacedRequest } from './paced-load';
+import { drive, type LoadRequest } from './load-driver';
 import { requestsBetween, type RequestCounts } from './kafka-tools';
 
 /** Creates a second of each step; 0 is the stack at rest. */
@@ -49,7 +49,7 @@ export function fitQuietFleet(steps: readonly Pick<QuietFleetStep, 'rate' | 'tot
 export interface QuietFleetOptions {
   gatewayUrl: string;
   /** A trip create from a device of its own each time. */
-  request: PacedRequest;
+  request: LoadRequest;
   /** The processes of each part; the Teltonika listener's and the event processor's as parts of their own. */
   sources: CpuSources & { teltonika: () => number[]; 'event-processor': () => number[] };
   seconds: number;
@@ -72,7 +72,7 @@ export async function measureQuietFleet(options: QuietFleetOptions): Promise<Qui
     const requestsBefore = options.brokerRequests?.();
     const before = cpuSnapshot(options.sources);
     const startedAt = performance.now();
-    const result = rate === 0 ? undefined : await pacedLoad([options.gatewayUrl], options.request, { ratePerUrl: rate, seconds });
+    const result = rate === 0 ? undefined : (await drive(options.gatewayUrl, options.request, { ratePerUrl: rate }, seconds)).result;
     if (rate === 0) await sleep(seconds * 1000);
     const elapsed = (performance.now() - startedAt) / 1000;
     const cpu = cpuBetween(before, cpuSnapshot(options.sources));

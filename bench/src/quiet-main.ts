@@ -3,17 +3,14 @@
 // requests it counts by API): the stack at rest and at 50, 150 and 500 paced creates a second, each
 // process's CPU and the broker's requests, the fit of a fixed cost plus a cost per create, and the
 // targets. Saved in bench/results/quiet-fleet.json and written into docs/performance.md.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
-import { withSection } from './docs-section';
-import { listenerPid, postgresPids } from './process-cpu';
-import { startBenchKafka } from './bench-kafka';
+import { saveResults } from './docs-section';
+import { postgresPids } from './process-cpu';
 import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_RATES, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
-import { freePortRun } from '@fleet/local-stack/local-ports';
-import { startPacedStack } from './bench-stack';
+import { startBenchKafka } from './bench-kafka';
+import { startFleetStack } from './bench-stack';
 import { repoRoot } from './load-driver';
 
 const WARMUP_SECONDS = 40;
@@ -26,59 +23,11 @@ const quietEnv = z.object({
 
 async function main(): Promise<void> {
   const env = loadConfig(quietEnv);
-  // Six consecutive ports, free now and below the ephemeral range.
-  const base = await freePortRun(6);
-  const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics, eventMetrics] = [
-    base,
-    base + 1,
-    base + 2,
-    base + 3,
-    base + 4,
-    base + 5,
-  ];
   const kafka = await startBenchKafka(1);
-  const stack = await startPacedStack('quiet', port, env.BENCH_DATABASE_URL, {
-    KAFKA_BROKERS: kafka.brokers,
-    TRIP_WRITER_METRICS_PORT: String(tripMetrics),
-    GROUP_WRITER_METRICS_PORT: String(groupMetrics),
-    TELTONIKA_PORT: String(teltonikaPort),
-    TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
-    EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
-  });
+  const stack = await startFleetStack('quiet', env.BENCH_DATABASE_URL, kafka.brokers);
   try {
-    const { gatewayUrl, jwtSecret } = stack;
-    const token = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('quiet-fleet')
-      .setExpirationTime('2h')
-      .sign(new TextEncoder().encode(jwtSecret));
-    let sequence = 0;
-    const request = {
-      method: 'POST' as const,
-      path: () => '/fleet/api/v1/trip-location',
-      headers: () => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' }),
-      body: () => {
-        sequence += 1;
-        return JSON.stringify({
-          imei: `q${process.pid}${sequence}`,
-          gpsTime: new Date().toISOString(),
-          latitude: -6.2,
-          longitude: 106.8,
-          speed: 40,
-          ignition: true,
-        });
-      },
-    };
-    const pid = (found: number | null) => (found === null ? [] : [found]);
-    const sources = {
-      gateway: () => pid(listenerPid(port)),
-      'trip-writer': () => pid(listenerPid(tripMetrics)),
-      'group-writer': () => pid(listenerPid(groupMetrics)),
-      teltonika: () => pid(listenerPid(teltonikaMetrics)),
-      'event-processor': () => pid(listenerPid(eventMetrics)),
-      broker: () => kafka.pids(),
-      postgres: postgresPids,
-    };
+    const { gatewayUrl, uniqueCreate: request } = stack;
+    const sources = { ...stack.services, broker: () => kafka.pids(), postgres: postgresPids };
     const log = (line: string) => process.stderr.write(`${line}\n`);
     // The JIT compilers of the broker and the services, unmeasured: after 20 s at 100 creates a second the
     // broker's C2 compiler thread was still the busiest of its threads, and the 50-a-second step measured
@@ -96,14 +45,8 @@ async function main(): Promise<void> {
       log,
     });
     const report = { startedAt: new Date().toISOString(), steps, fit: fitQuietFleet(steps) };
-    mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
-    writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'quiet-fleet.json'), `${JSON.stringify(report, null, 2)}\n`);
     const table = quietFleetTable(report);
-    if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
-      const doc = path.join(repoRoot, 'docs', 'performance.md');
-      writeFileSync(doc, withSection(readFileSync(doc, 'utf8'), QUIET_FLEET_SECTION, table));
-    }
-    process.stdout.write(`\n${table}\n`);
+    saveResults({ resultsDir: env.BENCH_RESULTS_DIR, file: 'quiet-fleet.json', results: report, section: QUIET_FLEET_SECTION, table });
   } finally {
     await stack.stop();
     await kafka.stop();

@@ -4,21 +4,18 @@
 // it on those nodes, at rest and at the same paced rates of trip creates; each process's CPU, the
 // nodes' requests by API, and the fits the capacity plan is drawn from (replication.ts). Saved in
 // bench/results/replication.json and written into docs/performance.md.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { createKafka } from '@fleet/shared/kafka/client';
 import { createLogger } from '@fleet/shared/logger';
-import { freePortRun } from '@fleet/local-stack/local-ports';
 import { startBenchKafka, type BenchKafka } from './bench-kafka';
-import { startPacedStack } from './bench-stack';
-import { withSection } from './docs-section';
+import { startFleetStack } from './bench-stack';
+import { saveResults } from './docs-section';
 import { producerPerformance, requestsBetween, type RequestCounts } from './kafka-tools';
-import { drive, repoRoot, type LoadRequest } from './load-driver';
-import { listenerPid, postgresPids, processCpuSeconds } from './process-cpu';
+import { drive, repoRoot } from './load-driver';
+import { postgresPids, processCpuSeconds } from './process-cpu';
 import { fitQuietFleet, type QuietPart } from './quiet-fleet';
 import {
   partFits,
@@ -151,56 +148,10 @@ async function measureShape(nodes: 1 | 3, env: z.infer<typeof replicationEnv>): 
     log(`bench: ${nodes} node(s) with no client: ${(idleBrokerCores * 100).toFixed(1)}% of a core`);
     const kafkaSteps = await kafkaProducerSteps(kafka, env.BENCH_REPLICATION_RATES, seconds, env.BENCH_REPLICATION_WARMUP_SECONDS);
 
-    const base = await freePortRun(6);
-    const [port, tripMetrics, groupMetrics, teltonikaPort, teltonikaMetrics, eventMetrics] = [
-      base,
-      base + 1,
-      base + 2,
-      base + 3,
-      base + 4,
-      base + 5,
-    ];
-    const stack = await startPacedStack(`replication${nodes}`, port, env.BENCH_DATABASE_URL, {
-      KAFKA_BROKERS: kafka.brokers,
-      TRIP_WRITER_METRICS_PORT: String(tripMetrics),
-      GROUP_WRITER_METRICS_PORT: String(groupMetrics),
-      TELTONIKA_PORT: String(teltonikaPort),
-      TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
-      EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
-    });
+    const stack = await startFleetStack(`replication${nodes}`, env.BENCH_DATABASE_URL, kafka.brokers);
     try {
-      const token = await new SignJWT({})
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject('replication')
-        .setExpirationTime('2h')
-        .sign(new TextEncoder().encode(stack.jwtSecret));
-      let sequence = 0;
-      const request: LoadRequest = {
-        method: 'POST',
-        path: '/fleet/api/v1/trip-location',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: () => {
-          sequence += 1;
-          return JSON.stringify({
-            imei: `r${nodes}${process.pid}${sequence}`,
-            gpsTime: new Date().toISOString(),
-            latitude: -6.2,
-            longitude: 106.8,
-            speed: 40,
-            ignition: true,
-          });
-        },
-      };
-      const pid = (found: number | null) => (found === null ? [] : [found]);
-      const sources: Sources = {
-        gateway: () => pid(listenerPid(port)),
-        'trip-writer': () => pid(listenerPid(tripMetrics)),
-        'group-writer': () => pid(listenerPid(groupMetrics)),
-        teltonika: () => pid(listenerPid(teltonikaMetrics)),
-        'event-processor': () => pid(listenerPid(eventMetrics)),
-        broker: () => kafka.pids(),
-        postgres: postgresPids,
-      };
+      const request = stack.uniqueCreate;
+      const sources: Sources = { ...stack.services, broker: () => kafka.pids(), postgres: postgresPids };
       const warmup = env.BENCH_REPLICATION_WARMUP_SECONDS;
       const warmupRate = Math.max(...env.BENCH_REPLICATION_RATES);
       log(`bench: ${nodes} node(s): warming the stack up for ${warmup} s at ${warmupRate} creates a second`);
@@ -266,14 +217,8 @@ async function main(): Promise<void> {
   const env = loadConfig(replicationEnv);
   const report: ReplicationReport = { startedAt: new Date().toISOString(), secondsPerStep: env.BENCH_REPLICATION_SECONDS, shapes: [] };
   for (const nodes of env.BENCH_REPLICATION_NODES) report.shapes.push(await measureShape(nodes, env));
-  mkdirSync(env.BENCH_RESULTS_DIR, { recursive: true });
-  writeFileSync(path.join(env.BENCH_RESULTS_DIR, 'replication.json'), `${JSON.stringify(report, null, 2)}\n`);
   const table = replicationTable(report);
-  if (path.resolve(env.BENCH_RESULTS_DIR) === path.join(repoRoot, 'bench', 'results')) {
-    const doc = path.join(repoRoot, 'docs', 'performance.md');
-    writeFileSync(doc, withSection(readFileSync(doc, 'utf8'), REPLICATION_SECTION, table));
-  }
-  process.stdout.write(`\n${table}\n`);
+  saveResults({ resultsDir: env.BENCH_RESULTS_DIR, file: 'replication.json', results: report, section: REPLICATION_SECTION, table });
 }
 
 main().catch((error: Error) => {
