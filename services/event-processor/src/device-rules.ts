@@ -1,7 +1,7 @@
 // The rules that turn a device's positions into events, one position at a time in the device's order:
 // ignition changes, speed above the limit, geofences entered and left, and coming back online. Pure: the
 // state before and the position in, the state after and the events out; event-store.ts keeps both.
-import type { EventType } from '@fleet/shared/events/fleet-event';
+import type { EventType, FleetEvent } from '@fleet/shared/events/fleet-event';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { containsPoint, type GeofenceArea } from './geofence-area';
 
@@ -29,15 +29,7 @@ export interface Geofence {
   speedLimitKmh: number | null;
 }
 
-export interface RaisedEvent {
-  type: EventType;
-  imei: string;
-  positionId: number;
-  gpsTime: string;
-  latitude: number;
-  longitude: number;
-  attributes: Record<string, unknown>;
-}
+export type RaisedEvent = Omit<FleetEvent, 'id' | 'createdAt'>;
 
 export interface RuleContext {
   geofences: readonly Geofence[];
