@@ -4,7 +4,6 @@
 // then goes on live with nothing missed or sent twice, however many devices it follows. Both take
 // `imei` and `type`, each repeatable; without `imei`, every device, which a token bound to one device
 // may not ask for. The stream itself (keep-alive comments, slow clients cut off) is sse.ts's.
-import { AppError } from '@fleet/shared/errors';
 import type { FleetEvent } from '@fleet/shared/events/fleet-event';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
@@ -14,7 +13,7 @@ import { invalidParameter } from '../query-parameters';
 import type { EventFeed } from '../streams/event-feed';
 import { queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { startSse, type EndReason } from './sse';
+import { OpenStreams, type EndReason } from './sse';
 
 /** Missed events sent per connection; a client that missed more reconnects from the last one sent. */
 export const EVENT_REPLAY_LIMIT = 1000;
@@ -42,21 +41,14 @@ export function eventHandlers(deps: EventRoutesDeps): {
   handlers: Pick<RouteHandlers, 'listEvents' | 'streamEvents'>;
   closeAll(): void;
 } {
-  const open = new Set<() => void>();
-  const { metrics } = deps;
+  const open = new OpenStreams(deps);
 
   const streamEvents: RouteHandlers['streamEvents'] = async (req, res) => {
     const query = queryOf(req);
     const device = deviceOf(verifiedTokenOf(res), deps.deviceClaim);
     const filter: EventFilter = { imeis: visibleDevices(query, device, MAX_FILTER_DEVICES), types: parseEventTypes(query) };
     const resumed = lastEventIdOf(req.headers['last-event-id']);
-    if (open.size >= deps.maxStreams) {
-      throw new AppError({
-        kind: 'tooManyStreams',
-        detail: `this gateway serves ${deps.maxStreams} streams (MAX_STREAMS)`,
-        retryAfterSeconds: 1,
-      });
-    }
+    open.admit();
     await deps.feed.ready();
 
     const wanted = passes(filter);
@@ -68,21 +60,13 @@ export function eventHandlers(deps: EventRoutesDeps): {
       sentUpTo = event.id;
       if (wanted(event)) stream.send(event.type, event.id, event);
     };
-    let unsubscribe = (): void => undefined;
-    const stream = startSse(req, res, {
-      comment: 'events as they are committed',
-      metrics,
-      onEnd: () => {
-        open.delete(end);
-        unsubscribe();
-      },
-    });
+    const stream = open.open(req, res, 'events as they are committed', () =>
+      deps.feed.subscribe((events) => {
+        if (replaying) caughtUp.push(...events);
+        else for (const event of events) send(event);
+      }),
+    );
     const end = (reason?: EndReason) => stream.end(reason);
-    open.add(end);
-    unsubscribe = deps.feed.subscribe((events) => {
-      if (replaying) caughtUp.push(...events);
-      else for (const event of events) send(event);
-    });
 
     if (resumed === undefined) return;
     let missed: FleetEvent[];
@@ -109,8 +93,6 @@ export function eventHandlers(deps: EventRoutesDeps): {
       },
       streamEvents,
     },
-    closeAll() {
-      for (const end of [...open]) end();
-    },
+    closeAll: () => open.closeAll(),
   };
 }

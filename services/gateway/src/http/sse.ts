@@ -4,6 +4,7 @@
 // growing. 'slow' and 'failed' (its replay could not be read) drop the connection rather than end it, so
 // the client reconnects.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '@fleet/shared/errors';
 import type { GatewayMetrics } from '../metrics';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -59,4 +60,45 @@ export function startSse(req: IncomingMessage, res: ServerResponse, options: Sse
   };
   req.once('close', () => stream.end());
   return stream;
+}
+
+/**
+ * The streams one route has open: a new one refused past MAX_STREAMS, each ending its feed subscription
+ * when it ends however it ends, all ended when the gateway stops.
+ */
+export class OpenStreams {
+  private readonly ends = new Set<(reason?: EndReason) => void>();
+
+  constructor(private readonly options: { maxStreams: number; metrics: SseOptions['metrics'] }) {}
+
+  /** Refuses a stream beyond the route's MAX_STREAMS, before any work is done for it. */
+  admit(): void {
+    if (this.ends.size < this.options.maxStreams) return;
+    throw new AppError({
+      kind: 'tooManyStreams',
+      detail: `this gateway serves ${this.options.maxStreams} streams (MAX_STREAMS)`,
+      retryAfterSeconds: 1,
+    });
+  }
+
+  /** Starts a stream and its subscription, which `subscribe` makes and answers the end of. */
+  open(req: IncomingMessage, res: ServerResponse, comment: string, subscribe: () => () => void): SseStream {
+    let unsubscribe = (): void => undefined;
+    const end = (reason?: EndReason) => stream.end(reason);
+    const stream = startSse(req, res, {
+      comment,
+      metrics: this.options.metrics,
+      onEnd: () => {
+        this.ends.delete(end);
+        unsubscribe();
+      },
+    });
+    this.ends.add(end);
+    unsubscribe = subscribe();
+    return stream;
+  }
+
+  closeAll(): void {
+    for (const end of [...this.ends]) end();
+  }
 }

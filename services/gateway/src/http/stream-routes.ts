@@ -16,7 +16,7 @@ import { REPLAY_LIMIT, type ReplayRequest } from '../positions/position-store';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
-import { startSse, type EndReason } from './sse';
+import { OpenStreams, type EndReason } from './sse';
 
 export const MAX_STREAM_DEVICES = 1000;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
@@ -53,8 +53,7 @@ function cursorOf(header: string | string[] | undefined, now: number): StreamCur
 
 /** The stream route's handler, and the streams it has open. */
 export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHandlers, 'streamPositions'>; streams: Streams } {
-  const open = new Set<() => void>();
-  const { metrics } = deps;
+  const open = new OpenStreams(deps);
 
   const streamPositions: RouteHandlers['streamPositions'] = async (req, res) => {
     const imeis = devicesOf(queryOf(req));
@@ -63,13 +62,7 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       throw new AppError({ kind: 'deviceForbidden', detail: `a token bound to device ${device} may stream only that device` });
     }
     const resumed = cursorOf(req.headers['last-event-id'], Date.now());
-    if (open.size >= deps.maxStreams) {
-      throw new AppError({
-        kind: 'tooManyStreams',
-        detail: `this gateway serves ${deps.maxStreams} streams (MAX_STREAMS)`,
-        retryAfterSeconds: 1,
-      });
-    }
+    open.admit();
     await deps.feed.ready();
 
     const cursor = resumed ?? newCursor(Date.now());
@@ -80,20 +73,10 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       cursor.lastIds.set(partition, event.id);
       stream.send('position', encodeCursor(cursor), event);
     };
-    let unsubscribe = (): void => undefined;
-    const stream = startSse(req, res, {
-      comment: 'positions as they are committed',
-      metrics,
-      onEnd: () => {
-        open.delete(end);
-        unsubscribe();
-      },
-    });
-    const end = (reason?: EndReason) => stream.end(reason);
-    open.add(end);
-    unsubscribe = deps.feed.subscribe(imeis, (event, partition) =>
-      replaying ? caughtUp.push([event, partition]) : send(event, partition),
+    const stream = open.open(req, res, 'positions as they are committed', () =>
+      deps.feed.subscribe(imeis, (event, partition) => (replaying ? caughtUp.push([event, partition]) : send(event, partition))),
     );
+    const end = (reason?: EndReason) => stream.end(reason);
 
     if (!resumed) return;
     let missed: PositionEvent[];
@@ -120,9 +103,7 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
   return {
     handlers: { streamPositions },
     streams: {
-      closeAll() {
-        for (const end of [...open]) end();
-      },
+      closeAll: () => open.closeAll(),
     },
   };
 }
