@@ -74,6 +74,18 @@ describe('OffsetCommitter', () => {
     ]);
   });
 
+  it('never moves an owned partition back: a batch finishing late, after a later one was recorded or committed, changes nothing', async () => {
+    const { offsets, commits, commit } = committer();
+    offsets.assigned([0]);
+    offsets.stored(0, '9');
+    offsets.stored(0, '4');
+    await offsets.commit(commit);
+    offsets.stored(0, '6');
+    await offsets.commit(commit);
+
+    expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '10' }]]);
+  });
+
   it('keeps offsets with very large values exact', async () => {
     const { offsets, commits, commit } = committer();
     offsets.assigned([0]);

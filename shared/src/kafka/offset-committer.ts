@@ -11,6 +11,8 @@ export type CommitOffsets = (offsets: TopicPartitionOffsetAndMetadata[]) => Prom
 export class OffsetCommitter {
   /** Per partition, the next offset after the last batch stored and replied to, not yet committed. */
   private uncommitted = new Map<number, string>();
+  /** Per partition, the furthest offset recorded while this member owns it, committed or not. */
+  private furthest = new Map<number, bigint>();
   /** The partitions assigned to this member at its last group join. */
   private owned = new Set<number>();
   /** The commit under way, if any: commits run one after the other. */
@@ -25,11 +27,18 @@ export class OffsetCommitter {
   assigned(partitions: readonly number[]): void {
     this.owned = new Set(partitions);
     for (const partition of this.uncommitted.keys()) if (!this.owned.has(partition)) this.uncommitted.delete(partition);
+    for (const partition of this.furthest.keys()) if (!this.owned.has(partition)) this.furthest.delete(partition);
   }
 
-  /** Records that every message up to lastOffset of the partition is stored and replied to. */
+  /**
+   * Records that every message up to lastOffset of the partition is stored and replied to. Never moves a
+   * partition's offset back: a batch of an earlier generation finishing late says nothing new.
+   */
   stored(partition: number, lastOffset: string): void {
-    this.uncommitted.set(partition, (BigInt(lastOffset) + 1n).toString());
+    const next = BigInt(lastOffset) + 1n;
+    if (next <= (this.furthest.get(partition) ?? -1n)) return;
+    this.furthest.set(partition, next);
+    this.uncommitted.set(partition, next.toString());
   }
 
   /**
