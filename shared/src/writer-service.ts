@@ -66,7 +66,8 @@ export interface WriterDefinition<S extends z.ZodType> {
   topic: (topics: Topics) => string;
   /**
    * The writer's handler of a batch of commands, storing through the pool. `published` holds the
-   * partitions of the topics it announces on, as the broker reported them at start.
+   * partitions of the topics it announces on, as the broker reported them (at start, and again whenever
+   * a leader fails).
    */
   consume: (pool: Pool, context: WriterContext & { published: TopicLayout }) => CommandHandler<S>;
   /** Started once the database answers and before the first command is consumed; stopped after the last. */
@@ -121,8 +122,11 @@ export async function startWriter<S extends z.ZodType>(
     // The trip-writer announces committed positions on topics.positions in the produce of its replies.
     missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter, topics.positions]);
     if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
+    // The partitions of the topics the writer sends to, and their leaders, asked for again when a leader fails.
     const published = new TopicLayout();
-    published.update((await lagAdmin.fetchTopicMetadata({ topics: [topics.positions] })).topics);
+    const describePublished = async () =>
+      published.update((await lagAdmin.fetchTopicMetadata({ topics: [topics.replies, topics.deadLetter, topics.positions] })).topics);
+    await describePublished();
     consumer = await startCommandConsumer({
       kafka,
       topics,
@@ -132,6 +136,7 @@ export async function startWriter<S extends z.ZodType>(
       logger,
       concurrency: config.WRITER_CONCURRENCY,
       settings: { ...kafkaClientSettings(config), sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS },
+      leaders: { layout: published, refresh: describePublished },
       isRefusal: isDataRefusal,
       isStatementFailure,
       metrics: createWriterMetrics(registry),

@@ -4,17 +4,20 @@
 // that point means redelivery, which the stores absorb idempotently; a message that cannot be decoded,
 // or that the database refuses for its data, goes to the dead-letter topic with its reason instead of
 // holding up its partition. The batches of one fetch (one per partition, handled concurrently) are
-// stored with one call and replied to with one produce.
+// stored with one call; what they send is sent one produce a partition leader, and the partitions'
+// next batches are fetched and stored meanwhile, each batch's offset committed once what it sends is
+// sent (batch-completion.ts): a leader that answers nothing holds up only what is bound for it.
 import type { Batch, ConsumerRunConfig, EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { z } from 'zod';
 import { coalesce } from '../coalesce';
 import type { Logger } from '../logger';
 import { decodeBatch } from './batch-decoder';
 import { consumerConfig, producerConfig, type KafkaClientSettings } from './client';
+import { BatchCompletion } from './batch-completion';
 import { InFlight } from './in-flight';
+import { LeaderSends } from './leader-sends';
 import { headerText } from './message-headers';
 import { OffsetCommitter } from './offset-committer';
-import { produceRounds } from './produce-size';
 import { RenewingProducer } from './renewing-producer';
 import { storeIsolatingRefusals } from './refusal-isolation';
 import {
@@ -29,6 +32,7 @@ import {
 } from './reply-builder';
 import { StepRetry, type BatchLease } from './retry-policy';
 import { superviseConsumer } from './supervised-consumer';
+import type { TopicLayout } from './topic-layout';
 import { headers, type Topics } from './topics';
 
 export type { HandledCommand, RejectedCommand, StoredCommand } from './reply-builder';
@@ -59,6 +63,11 @@ export interface CommandConsumerOptions<S extends z.ZodType> {
   handler: CommandHandler<S>;
   logger: Logger;
   settings: KafkaClientSettings;
+  /**
+   * The partitions of the topics it sends to (replies, dead letters, announcements), with their leaders,
+   * and how to ask the cluster for them again when a leader fails.
+   */
+  leaders: { layout: TopicLayout; refresh: () => Promise<void> };
   /** Partitions processed at once by this instance. */
   concurrency: number;
   /**
@@ -95,6 +104,11 @@ const STOP_DRAIN_MS = 10_000;
  * its locks run out) holds its partition for about a second.
  */
 const ISOLATE_AFTER_FAILURES = 3;
+/**
+ * The most replies, announcements and dead letters handed over and not yet sent before the next batch
+ * waits: a leader that answers nothing cannot fill the writer's memory.
+ */
+const MAX_UNSENT_MESSAGES = 20_000;
 /** How many request ids an error line names; a batch can hold thousands of messages. */
 const LOGGED_REQUEST_IDS = 20;
 
@@ -114,6 +128,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
   const storing = new StepRetry('storing to PostgreSQL', logger);
   const replying = new StepRetry('publishing replies', logger);
   const offsets = new OffsetCommitter({ topic, logger });
+  const completion = new BatchCompletion(MAX_UNSENT_MESSAGES);
   const inFlight = new InFlight();
   /**
    * Set once stop() begins. A batch kafkajs fetched before the pause can still be handed over after the
@@ -122,14 +137,31 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
    */
   let stopping = false;
 
-  /** The batches of one fetch are stored together, and their replies and dead letters sent together. */
+  /** The batches of one fetch are stored together; what they send goes together, a lane a leader. */
   const storeTogether = coalesce(handler.store);
-  const sendTogether = coalesce(async (outgoing: Outgoing[]) => {
-    // Most flushes are one produce. Should a later one fail, the retry sends the earlier ones again:
-    // a gateway ignores a reply it has had, and a stream a position it has sent.
-    for (const round of produceRounds(outgoingMessages(outgoing, topics.deadLetter))) await producer.sendBatch(round);
-    return outgoing;
+  const sends = new LeaderSends({
+    send: (round) => producer.sendBatch(round),
+    layout: options.leaders.layout,
+    refreshLeaders: options.leaders.refresh,
   });
+
+  /**
+   * Sends a batch's messages, each leader's share on its own and retried on its own: resolves true once
+   * all are sent, false once the partition is no longer this member's. A retry sends its share again
+   * whole: a gateway ignores a reply it has had, and a stream a position it has sent.
+   */
+  async function sendAll(outgoing: Outgoing[], lease: BatchLease): Promise<boolean> {
+    const shares = sends.split(outgoingMessages(outgoing, topics.deadLetter));
+    const sent = await Promise.all(
+      shares.map((share) =>
+        replying.run(async () => {
+          await sends.send(share);
+          return true;
+        }, lease),
+      ),
+    );
+    return sent.every((outcome) => outcome !== undefined);
+  }
 
   function setAside(batch: Batch, message: KafkaMessage, reason: string): Outgoing {
     const requestId = headerText(message.headers, headers.requestId);
@@ -185,15 +217,21 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
       });
       if (stored.length) outgoing.push(...handler.announce(stored).map((event) => ({ event })));
     }
-    if (outgoing.length && (await replying.run(() => sendTogether(outgoing), lease)) === undefined) return;
-
-    const stored = outcomes.filter(isStored);
-    const duplicates = stored.filter((result) => result.duplicate).length;
-    metrics?.stored?.(stored.length - duplicates, duplicates);
-    const deadLettered = outgoing.filter((item) => 'deadLetter' in item).length;
-    if (deadLettered) metrics?.deadLettered?.(deadLettered);
-    resolveOffset(batch.lastOffset());
-    offsets.stored(batch.partition, batch.lastOffset());
+    // The partition's next batch is fetched now; this one's offset is committed once it is sent.
+    await completion.hasRoom();
+    const sending = outgoing.length ? sendAll(outgoing, lease) : Promise.resolve(true);
+    const lastOffset = batch.lastOffset();
+    resolveOffset(lastOffset);
+    void inFlight.run(() =>
+      completion.track(batch.partition, outgoing.length, sending, () => {
+        offsets.stored(batch.partition, lastOffset);
+        const stored = outcomes.filter(isStored);
+        const duplicates = stored.filter((result) => result.duplicate).length;
+        metrics?.stored?.(stored.length - duplicates, duplicates);
+        const deadLettered = outgoing.filter((item) => 'deadLetter' in item).length;
+        if (deadLettered) metrics?.deadLettered?.(deadLettered);
+      }),
+    );
     // Per message, so a request id found in the gateway's log leads to the row it produced.
     if (logger.isLevelEnabled('debug')) {
       const messageOf = decoded.flatMap(({ message, commands: ofMessage }) => ofMessage.map(() => message));
@@ -224,7 +262,10 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
     logger,
     create: () => kafka.consumer(consumerConfig(options.groupId, options.settings)),
     run: async (fresh) => {
-      fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => offsets.assigned(payload.memberAssignment[topic] ?? []));
+      fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => {
+        completion.reset();
+        offsets.assigned(payload.memberAssignment[topic] ?? []);
+      });
       await fresh.connect();
       await fresh.subscribe({ topic, fromBeginning: true });
       await fresh.run(runConfig);
