@@ -49,6 +49,7 @@ const heavy = [
   '<rootDir>/test/observability/kafka-cli.test.ts',
   '<rootDir>/bench/src/bench.test.ts',
   '<rootDir>/bench/src/replication-bench.test.ts',
+  '<rootDir>/bench/src/client-pipeline-bench.test.ts',
 ];
 
 /** @type {import('jest').Config} */
@@ -70,6 +71,7 @@ module.exports = {
         ...common.testPathIgnorePatterns,
         '<rootDir>/bench/src/bench.test.ts',
         '<rootDir>/bench/src/replication-bench.test.ts',
+        '<rootDir>/bench/src/client-pipeline-bench.test.ts',
       ],
     },
     {
