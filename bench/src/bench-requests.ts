@@ -159,17 +159,20 @@ export interface BenchClients {
   tripCreateJson: LoadRequest;
 }
 
+/** A bearer token for `subject` that the stack run with `jwtSecret` accepts, for the length of a bench run. */
+export function benchToken(subject: string, jwtSecret: string): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(subject)
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(jwtSecret));
+}
+
 export async function benchClients(jwtSecret: string): Promise<BenchClients> {
   // The load is many devices, each with a token of its own, as in a fleet: one shared subject would
   // meet the per-subject rate limit, which is there for a single client gone wrong.
   const tokens = await Promise.all(
-    Array.from({ length: BENCH_DEVICE_TOKENS }, (_, device) =>
-      new SignJWT({})
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(`bench-device-${device}`)
-        .setExpirationTime('2h')
-        .sign(new TextEncoder().encode(jwtSecret)),
-    ),
+    Array.from({ length: BENCH_DEVICE_TOKENS }, (_, device) => benchToken(`bench-device-${device}`, jwtSecret)),
   );
   const bearer = () => ({ authorization: `Bearer ${tokens[Math.floor(Math.random() * tokens.length)]!}` });
   const batchOf = (positions: () => unknown[]): LoadRequest => ({

@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { dropDatabase } from '@fleet/shared/db/pool';
-import { SignJWT } from 'jose';
 import { freePort, freePortRun } from '@fleet/local-stack/local-ports';
+import { benchToken } from './bench-requests';
 import type { BenchOptions } from './bench-types';
 import { repoRoot, waitReady, type LoadRequest } from './load-driver';
 import { listenerPid } from './process-cpu';
@@ -164,11 +164,7 @@ export async function startFleetStack(label: string, databaseUrl: string, broker
     TELTONIKA_METRICS_PORT: String(teltonikaMetrics),
     EVENT_PROCESSOR_METRICS_PORT: String(eventMetrics),
   });
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(label)
-    .setExpirationTime('2h')
-    .sign(new TextEncoder().encode(stack.jwtSecret));
+  const token = await benchToken(label, stack.jwtSecret);
   let sequence = 0;
   const uniqueCreate: LoadRequest = {
     method: 'POST',

@@ -4,7 +4,7 @@
 // Saved in bench/results/events.json and written into docs/performance.md.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SignJWT } from 'jose';
+import { benchToken } from './bench-requests';
 import { Pool } from 'pg';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
@@ -43,11 +43,7 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 });
   try {
     const { gatewayUrl, jwtSecret } = stack;
-    const token = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('events-bench')
-      .setExpirationTime('2h')
-      .sign(new TextEncoder().encode(jwtSecret));
+    const token = await benchToken('events-bench', jwtSecret);
     let sequence = 0;
     const startMs = Date.now() - 60 * 60_000;
     const request: LoadRequest = {
