@@ -13,10 +13,10 @@ import { createLogger } from '@fleet/shared/logger';
 import { startBenchKafka, type BenchKafka } from './bench-kafka';
 import { startFleetStack } from './bench-stack';
 import { saveResults } from './docs-section';
-import { producerPerformance, requestsBetween, type RequestCounts } from './kafka-tools';
+import { producerPerformance } from './kafka-tools';
 import { drive, repoRoot } from './load-driver';
 import { postgresPids, processCpuSeconds } from './process-cpu';
-import { fitQuietFleet, type QuietPart } from './quiet-fleet';
+import { fitQuietFleet, measureQuietFleet, type QuietFleetStep } from './quiet-fleet';
 import {
   partFits,
   REPLICATION_RATES,
@@ -113,28 +113,25 @@ async function kafkaProducerSteps(kafka: BenchKafka, rates: readonly number[], s
   return steps;
 }
 
-type Sources = Record<QuietPart, () => number[]>;
-
-function cpuByPart(sources: Sources): Record<QuietPart, number | null> {
-  const cpu = {} as Record<QuietPart, number | null>;
-  for (const [part, pids] of Object.entries(sources) as [QuietPart, () => number[]][]) {
-    const found = pids();
-    cpu[part] = found.length === 0 ? null : cpuOf(found);
-  }
-  return cpu;
+/** A step of the quiet-fleet loop, in the replication report's terms: per create answered. */
+function systemStep(step: QuietFleetStep): SystemStep {
+  const perCreate = (cores: number) => (step.answered === 0 ? 0 : (cores * step.seconds * 1e6) / step.answered);
+  const requests = step.brokerRequestsPerSecond;
+  return {
+    rate: step.rate,
+    createsPerSecond: step.answered / step.seconds,
+    errors: step.errors,
+    p99Ms: step.p99Ms ?? 0,
+    cores: step.cores,
+    totalCores: step.totalCores,
+    brokerMicrosPerCreate: perCreate(step.cores.broker ?? 0),
+    totalMicrosPerCreate: perCreate(step.totalCores),
+    requestsPerCreate:
+      requests == null || step.answered === 0
+        ? null
+        : Object.fromEntries(Object.entries(requests).map(([api, perSecond]) => [api, (perSecond * step.seconds) / step.answered])),
+  };
 }
-
-function coresBetween(before: Record<QuietPart, number | null>, after: Record<QuietPart, number | null>, seconds: number) {
-  const cores = {} as Record<QuietPart, number | null>;
-  for (const part of Object.keys(after) as QuietPart[]) {
-    const [start, end] = [before[part], after[part]];
-    cores[part] = start === null || end === null ? null : Math.max(0, end - start) / seconds;
-  }
-  return cores;
-}
-
-const perUnit = (counts: RequestCounts | null, units: number) =>
-  counts === null || units === 0 ? null : Object.fromEntries(Object.entries(counts).map(([api, count]) => [api, count / units]));
 
 async function measureShape(nodes: 1 | 3, env: z.infer<typeof replicationEnv>): Promise<ReplicationShape> {
   const seconds = env.BENCH_REPLICATION_SECONDS;
@@ -151,47 +148,30 @@ async function measureShape(nodes: 1 | 3, env: z.infer<typeof replicationEnv>): 
     const stack = await startFleetStack(`replication${nodes}`, env.BENCH_DATABASE_URL, kafka.brokers);
     try {
       const request = stack.uniqueCreate;
-      const sources: Sources = { ...stack.services, broker: () => kafka.pids(), postgres: postgresPids };
+      const sources = { ...stack.services, broker: () => kafka.pids(), postgres: postgresPids };
       const warmup = env.BENCH_REPLICATION_WARMUP_SECONDS;
       const warmupRate = Math.max(...env.BENCH_REPLICATION_RATES);
       log(`bench: ${nodes} node(s): warming the stack up for ${warmup} s at ${warmupRate} creates a second`);
       await drive(stack.gatewayUrl, request, { ratePerUrl: warmupRate }, warmup);
 
-      await sleep(SETTLE_SECONDS * 1000);
-      const restCounts = kafka.requestCounts();
-      const restCpu = cpuByPart(sources);
-      await sleep(seconds * 1000);
-      const restCores = coresBetween(restCpu, cpuByPart(sources), seconds);
-      const restRequestsPerSecond = perUnit(requestsBetween(restCounts, kafka.requestCounts()), seconds);
-
-      const system: SystemStep[] = [];
-      for (const rate of env.BENCH_REPLICATION_RATES) {
-        await sleep(SETTLE_SECONDS * 1000);
-        const counts = kafka.requestCounts();
-        const before = cpuByPart(sources);
-        const startedAt = performance.now();
-        const { result } = await drive(stack.gatewayUrl, request, { ratePerUrl: rate }, seconds);
-        const elapsed = (performance.now() - startedAt) / 1000;
-        const cores = coresBetween(before, cpuByPart(sources), elapsed);
-        const requests = requestsBetween(counts, kafka.requestCounts());
-        const answered = result.requests.total - result.non2xx;
-        const totalCores = Object.values(cores).reduce<number>((sum, used) => sum + (used ?? 0), 0);
-        const step: SystemStep = {
-          rate,
-          createsPerSecond: answered / elapsed,
-          errors: result.errors + result.timeouts + result.non2xx,
-          p99Ms: result.latency.p99,
-          cores,
-          totalCores,
-          brokerMicrosPerCreate: answered === 0 ? 0 : ((cores.broker ?? 0) * elapsed * 1e6) / answered,
-          totalMicrosPerCreate: answered === 0 ? 0 : (totalCores * elapsed * 1e6) / answered,
-          requestsPerCreate: perUnit(requests, answered),
-        };
+      // The stack at rest, then at each rate, measured as the quiet-fleet scenario measures it.
+      const [rest, ...steps] = await measureQuietFleet({
+        gatewayUrl: stack.gatewayUrl,
+        request,
+        sources,
+        seconds,
+        settleSeconds: SETTLE_SECONDS,
+        rates: [0, ...env.BENCH_REPLICATION_RATES],
+        brokerRequests: () => kafka.requestCounts(),
+      });
+      const restCores = rest!.cores;
+      const restRequestsPerSecond = rest!.brokerRequestsPerSecond ?? null;
+      const system = steps.map(systemStep);
+      for (const step of system) {
         log(
-          `  the system at ${rate}/s: ${Math.round(step.createsPerSecond)} creates/s answered, ${Math.round(step.brokerMicrosPerCreate)} µs ` +
+          `  the system at ${step.rate}/s: ${Math.round(step.createsPerSecond)} creates/s answered, ${Math.round(step.brokerMicrosPerCreate)} µs ` +
             `of broker CPU a create, ${Math.round(step.totalMicrosPerCreate)} µs in all, p99 ${step.p99Ms} ms, ${step.errors} errors`,
         );
-        system.push(step);
       }
       return {
         nodes,
