@@ -15,11 +15,23 @@ export interface KafkaClientOptions {
 const CONNECTION_TIMEOUT_MS = 3000;
 /**
  * A stalled broker must not hold a request longer than this. kafkajs learns that a broker is frozen
- * (alive to TCP, answering nothing) only from a request timing out, and only then asks for the
- * partitions' new leaders: on a cluster whose controller fences a silent broker within 4 s, 5 s lets
- * writes move to the new leaders soon after. Fetches and group joins wait longer by their own terms.
+ * (alive to TCP, answering nothing) only from a request timing out, and only then follows the
+ * partitions' leaders to the nodes left. A broker that answers has no cause to take this long (a
+ * produce is answered within PRODUCE_ACK_TIMEOUT_MS, a fetch within its maximum wait; group joins wait
+ * by their own terms), and 2.5 s finds a frozen node before the cluster fences it (3 s after its last
+ * heartbeat): at 5 s, a request sent to it just before the fencing held its writes 2 s past it.
  */
-export const KAFKA_REQUEST_TIMEOUT_MS = 5000;
+export const KAFKA_REQUEST_TIMEOUT_MS = 2500;
+
+/**
+ * How long a broker may hold an acks=all produce waiting for its followers before it answers "timed
+ * out" (kafkajs's default is 30 s). A produce already waiting when a follower freezes is not completed
+ * when the controller fences that follower and shrinks the partition's in-sync set; only a later append
+ * or this timeout ends the wait. At 0.5 s the producer retries soon after the fencing: the retry carries
+ * the same sequence numbers, so the broker takes it for the same write and answers it as soon as the
+ * remaining replicas hold it (a record is never written twice).
+ */
+export const PRODUCE_ACK_TIMEOUT_MS = 500;
 
 /**
  * Answers a broker gives while its cluster is settling (a coordinator still loading its group, a

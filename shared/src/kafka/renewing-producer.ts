@@ -1,25 +1,55 @@
-// An idempotent producer, replaced when the broker refuses its sequence numbers. A produce abandoned at
-// its timeout (a frozen broker) has used sequence numbers the broker then writes when it wakes, and
-// kafkajs's idempotent producer fails every later produce with "out of order sequence number", for good:
-// a gateway would answer every write 503 while readiness says Kafka is back, and a writer would retry
-// its replies for ever without committing, its partitions stalled. A new producer gets a new producer id
-// and starts its sequences afresh.
+// An idempotent producer, replaced when it may have lost track of its sequence numbers. A produce
+// abandoned at its timeout (a frozen broker) has used sequence numbers the broker then writes when it
+// wakes, and kafkajs's idempotent producer then fails every later produce to that partition with "out of
+// order sequence number", for good: a gateway would answer those writes 503 while readiness says Kafka is
+// back, and a writer would retry its replies for ever without committing, its partitions stalled. Worse, a
+// produce kafkajs gave up on after the broker wrote it hands its sequence numbers to the next records,
+// which the broker drops as the same write when they are as many. A new producer gets a new producer id
+// and starts its sequences afresh (a record sent again after it may be in the log twice; every consumer
+// here takes a record once by its id).
+import { timeout, TimeoutStrategy } from 'cockatiel';
 import type { Kafka, Producer, ProducerConfig, TopicMessages } from 'kafkajs';
 import type { Logger } from '../logger';
+import { KAFKA_REQUEST_TIMEOUT_MS, PRODUCE_ACK_TIMEOUT_MS } from './client';
 
-/** True when kafkajs reports, directly or as the cause of its retries, that the broker refused a sequence. */
-export function lostSequence(error: unknown): boolean {
-  for (let current = error as { type?: unknown; originalError?: unknown; cause?: unknown } | undefined; current;) {
-    if (current.type === 'OUT_OF_ORDER_SEQUENCE_NUMBER') return true;
-    current = (current.originalError ?? current.cause) as typeof current;
+type ErrorChain = { name?: unknown; type?: unknown; originalError?: unknown; cause?: unknown } | undefined;
+
+/** Whether an error or any error behind it (kafkajs's retries wrap the last one) matches. */
+function anyInChain(error: unknown, matches: (current: NonNullable<ErrorChain>) => boolean): boolean {
+  for (let current = error as ErrorChain; current; current = (current.originalError ?? current.cause) as ErrorChain) {
+    if (matches(current)) return true;
   }
   return false;
 }
 
+/** True when kafkajs reports, directly or as the cause of its retries, that the broker refused a sequence. */
+export function lostSequence(error: unknown): boolean {
+  return anyInChain(error, (current) => current.type === 'OUT_OF_ORDER_SEQUENCE_NUMBER');
+}
+
+/**
+ * True when kafkajs gave up on a produce the broker may have written: the broker answered that its
+ * replicas did not confirm it in time (it is in the leader's log), or no answer came at all. kafkajs then
+ * hands the same sequence numbers to the next produce, which the broker would refuse or, holding as many
+ * records, take for the one it has and drop.
+ */
+export function unknownOutcome(error: unknown): boolean {
+  return anyInChain(error, (current) => current.type === 'REQUEST_TIMED_OUT' || current.name === 'KafkaJSRequestTimeoutError');
+}
+
+/**
+ * The longest a new producer may take to connect before the attempt is dropped and left to the next
+ * failure: it asks one node for its id, which may be the node that went silent.
+ */
+const RENEW_CONNECT_MS = 2 * KAFKA_REQUEST_TIMEOUT_MS;
+
 export class RenewingProducer {
   private producer: Producer;
-  private broken = false;
-  private renewing: Promise<void> | undefined;
+  private renewing = false;
+  /** Sends in flight on each producer, so that one replaced is disconnected only once they are over. */
+  private readonly sending = new Map<Producer, number>();
+  private readonly replaced = new Set<Producer>();
+  private readonly connectDeadline = timeout(RENEW_CONNECT_MS, TimeoutStrategy.Aggressive);
 
   constructor(private readonly options: { kafka: Kafka; config: ProducerConfig; logger: Logger }) {
     this.producer = options.kafka.producer(options.config);
@@ -34,32 +64,51 @@ export class RenewingProducer {
     return this.producer.connect();
   }
 
-  disconnect(): Promise<void> {
-    return this.producer.disconnect();
+  async disconnect(): Promise<void> {
+    await Promise.all([this.producer, ...this.replaced].map((producer) => producer.disconnect()));
+    this.replaced.clear();
   }
 
   async sendBatch(topicMessages: TopicMessages[]): Promise<void> {
-    if (this.broken) await this.renew();
+    const producer = this.producer;
+    this.sending.set(producer, (this.sending.get(producer) ?? 0) + 1);
     try {
-      await this.producer.sendBatch({ acks: -1, topicMessages });
+      await producer.sendBatch({ acks: -1, timeout: PRODUCE_ACK_TIMEOUT_MS, topicMessages });
     } catch (error) {
-      if (lostSequence(error)) this.broken = true;
+      // Sends go on with the old producer while a new one connects: the partitions it did not lose
+      // track of still work, and connecting can take a while when the node asked for a producer id is
+      // the one that went silent.
+      if ((lostSequence(error) || unknownOutcome(error)) && producer === this.producer) this.renew();
       throw error;
+    } finally {
+      const left = this.sending.get(producer)! - 1;
+      if (left > 0) this.sending.set(producer, left);
+      else this.sending.delete(producer);
+      if (left === 0 && this.replaced.delete(producer)) void producer.disconnect().catch(() => undefined);
     }
   }
 
-  private renew(): Promise<void> {
-    this.renewing ??= (async () => {
-      const fresh = this.options.kafka.producer(this.options.config);
-      await fresh.connect();
-      const old = this.producer;
-      this.producer = fresh;
-      this.broken = false;
-      this.options.logger.warn('the Kafka producer lost its sequence numbers; a new one replaces it');
-      void old.disconnect().catch(() => undefined);
-    })().finally(() => {
-      this.renewing = undefined;
-    });
-    return this.renewing;
+  private renew(): void {
+    if (this.renewing) return;
+    this.renewing = true;
+    const fresh = this.options.kafka.producer(this.options.config);
+    this.connectDeadline
+      .execute(() => fresh.connect())
+      .then(
+        () => {
+          const old = this.producer;
+          this.producer = fresh;
+          this.options.logger.warn('the Kafka producer may have lost track of its sequence numbers; a new one replaces it');
+          if (this.sending.has(old)) this.replaced.add(old);
+          else void old.disconnect().catch(() => undefined);
+        },
+        (error: Error) => {
+          this.options.logger.warn({ err: error.message }, 'a new Kafka producer could not connect; the next failed produce tries again');
+          void fresh.disconnect().catch(() => undefined);
+        },
+      )
+      .finally(() => {
+        this.renewing = false;
+      });
   }
 }

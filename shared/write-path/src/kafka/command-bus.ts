@@ -46,8 +46,11 @@ export class CommandBus {
     const { kafka, topics, logger } = options;
     this.producer = new RenewingProducer({
       kafka,
-      // The bus bounds each produce itself; kafkajs's own retries would only hold a request longer.
-      config: producerConfig(options.settings.allowAutoTopicCreation, { retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } }),
+      // The bus answers each request within its publish timeout whatever kafkajs does. kafkajs goes on
+      // retrying the produce behind it, on the same sequence numbers, for longer than the cluster takes
+      // to fence a silent node: given up sooner, a produce the broker had written but not yet
+      // replicated would leave its sequence numbers to the next commands.
+      config: producerConfig(options.settings.allowAutoTopicCreation, { retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 500 } }),
       logger,
     });
     this.admin = kafka.admin();

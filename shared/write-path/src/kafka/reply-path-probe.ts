@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Producer } from 'kafkajs';
+import { PRODUCE_ACK_TIMEOUT_MS } from '@fleet/shared/kafka/client';
 import { headers } from '@fleet/shared/kafka/topics';
 import { PROBE_HEADER } from './reply-listener';
 
@@ -54,6 +55,7 @@ export class ReplyPathProbe {
         .send({
           topic,
           acks: -1,
+          timeout: PRODUCE_ACK_TIMEOUT_MS,
           messages: open.map((partition, index) => ({
             partition,
             value: null,
