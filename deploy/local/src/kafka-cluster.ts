@@ -15,7 +15,7 @@ import { assertPortBindable, freePortRun } from './local-ports';
 
 export const CLUSTER_NODES = 3;
 /** How soon the controller fences a node that stopped heartbeating (see the properties below). */
-const BROKER_SESSION_TIMEOUT_MS = 4000;
+const BROKER_SESSION_TIMEOUT_MS = 3000;
 /**
  * The single node's heap: with 256 MiB a node under load paused long enough to miss its heartbeats to the
  * controller and be fenced, leaving partitions with two in-sync replicas.
@@ -64,8 +64,10 @@ export const clusterReplication = {
 /**
  * How soon the controller fences a node that stopped heartbeating and moves the leadership of its
  * partitions (the group coordinators' too) to the two left; until then every acks=all write waits for
- * it, since each partition has a replica on every node. Heartbeats every 500 ms and eight missed (Kafka's
- * defaults are 2 s and 9 s): a JVM pausing a second or two on a busy small machine is still not fenced.
+ * it, since each partition has a replica on every node. Heartbeats every 500 ms and six missed (Kafka's
+ * defaults are 2 s and 9 s): a JVM pausing a second or two on a busy small machine is still not fenced,
+ * and a frozen node that was also the active controller is fenced within about 5 s (4 s was 5.5 to 6 s),
+ * which a write's 6 s budget needs.
  * When the node that died was also the active controller, the other two first notice it (the quorum's
  * fetch timeout), elect one of them (its election timeout), and the new controller then gives every
  * node a whole session: with Kafka's 2 s and 1 s and a 6 s session, writes waited 8 to 10 s for the
