@@ -44,7 +44,10 @@ export function healthHandlers(deps: HealthDeps): Pick<RouteHandlers, 'liveness'
         check(deps.pingCache),
         deps.bus.isReady() ? deps.missingTopics().catch(() => undefined) : Promise.resolve(undefined),
       ]);
-      const kafka: State = missing?.length === 0 ? 'up' : 'down';
+      // Whether Kafka answers is the write path's to judge, so that this answer and its writes' refusals
+      // agree; the metadata asked here finds topics that are missing. One that times out says no more
+      // than the write path will in a moment, and sooner than its refusals would.
+      const kafka: State = deps.bus.isReady() && !missing?.length ? 'up' : 'down';
       const checks = { postgres, redis, kafka };
       const ready = !deps.isStopping() && postgres === 'up' && kafka === 'up';
       const status = !ready ? 'not ready' : redis === 'up' ? 'ready' : 'degraded';
