@@ -66,8 +66,8 @@ export const clusterReplication = {
  * partitions (the group coordinators' too) to the two left; until then every acks=all write waits for
  * it, since each partition has a replica on every node. Heartbeats every 500 ms and six missed (Kafka's
  * defaults are 2 s and 9 s): a JVM pausing a second or two on a busy small machine is still not fenced,
- * and a frozen node that was also the active controller is fenced within about 5 s (4 s was 5.5 to 6 s),
- * which a write's 6 s budget needs.
+ * and a frozen node that was also the active controller is fenced 4.3 to 5.3 s after it froze (with 4 s,
+ * 4.7 to 6.7 s), which a write's 6 s budget needs.
  * When the node that died was also the active controller, the other two first notice it (the quorum's
  * fetch timeout), elect one of them (its election timeout), and the new controller then gives every
  * node a whole session: with Kafka's 2 s and 1 s and a 6 s session, writes waited 8 to 10 s for the
