@@ -9,7 +9,7 @@ import { db, storedTripCount } from '../support/harness';
 import { messagesIn, readTopic } from '../support/kafka';
 import { recordFaultRow, type FaultRow } from '../support/fault-figures';
 import type { Attempted, GroupPost, Post } from './fault-load';
-import { type ServiceProcess } from '../support/processes';
+import { type LogLine, type ServiceProcess } from '../support/processes';
 
 export interface Figures {
   fault: string;
@@ -228,13 +228,28 @@ export async function auditGroups(fault: string, posts: GroupPost[], pool: Pool 
   return { fault, ...answerFigures(posts), rows: rows.length, duplicates, lost, wrongValues };
 }
 
+const isProblem = (line: LogLine) => line.level >= 40;
+const problemText = (service: ServiceProcess, line: LogLine) => `${service.name}: ${line.msg} ${String(line.err ?? line.error ?? '')}`;
+
 /** The warnings and errors the stack's processes logged, for the message of a failed test. */
 export function problemsLogged(services: ServiceProcess[], limit = 40): string {
   return services
-    .flatMap((service) =>
-      service.logs.filter((line) => line.level >= 40).map((line) => `${service.name}: ${line.msg} ${String(line.err ?? line.error ?? '')}`),
-    )
+    .flatMap((service) => service.logs.filter(isProblem).map((line) => problemText(service, line)))
     .slice(-limit)
+    .join('\n');
+}
+
+/** The warnings and errors logged from `from` on, in time order, each with its time after it: where a stall went. */
+export function problemsLoggedSince(services: ServiceProcess[], from: number): string {
+  return services
+    .flatMap((service) =>
+      service.logs
+        .filter(isProblem)
+        .map((line) => ({ at: Date.parse(String(line.time)) - from, text: problemText(service, line) }))
+        .filter(({ at }) => at >= 0),
+    )
+    .sort((a, b) => a.at - b.at)
+    .map(({ at, text }) => `+${at} ms ${text}`)
     .join('\n');
 }
 

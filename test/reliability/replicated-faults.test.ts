@@ -33,7 +33,7 @@ import {
 } from '../../deploy/local/src/kafka-cluster';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
-import { audit, expectPromiseKept, printFigures, problemsLogged } from './fault-audit';
+import { audit, expectPromiseKept, printFigures, problemsLogged, problemsLoggedSince } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, warmUp } from './fault-support';
@@ -227,20 +227,6 @@ async function freezeForTheFault(node: ClusterNode): Promise<void> {
   node.signal('SIGCONT');
 }
 
-/** The services' warnings from `from` on, each with its time after it: where a stall past the bound went. */
-function warningsSince(from: number): string {
-  return [stack.gateway, ...stack.writers]
-    .flatMap((service) =>
-      service.logs
-        .map((line) => ({ line, at: Date.parse(String(line.time)) - from }))
-        .filter(({ line, at }) => line.level >= 40 && at >= 0)
-        .map(({ line, at }) => ({ at, text: `+${at} ms ${service.name}: ${line.msg} ${String(line.error ?? line.err ?? '')}` })),
-    )
-    .sort((a, b) => a.at - b.at)
-    .map(({ text }) => text)
-    .join('\n');
-}
-
 /**
  * A node frozen under load, audited: every answer a 200 or a JSON 503, nothing lost or doubled, a 200
  * within every 6 s, and the cluster whole again after.
@@ -255,7 +241,8 @@ async function frozenUnderLoad(row: string, nodeId: number, which: string): Prom
     gapNote(run),
   );
   expectPromiseKept(figures);
-  if (run.gapMs > MAX_FROZEN_GAP_MS) process.stdout.write(`warnings from the freeze on:\n${warningsSince(run.faultAt)}\n`);
+  if (run.gapMs > MAX_FROZEN_GAP_MS)
+    process.stdout.write(`warnings from the freeze on:\n${problemsLoggedSince([stack.gateway, ...stack.writers], run.faultAt)}\n`);
   expect(run.gapMs).toBeLessThanOrEqual(MAX_FROZEN_GAP_MS);
   await expectWholeAgain();
 }
