@@ -3,7 +3,8 @@
 // inserted with a delivery row for each webhook that wants them, all committed together. Kafka's offsets
 // can then lag behind without harm: a position redelivered after a crash finds its device's state past
 // it and raises nothing again. Event ids are taken under one advisory lock held until commit, so they
-// grow in commit order: a reader resuming after an id (the events stream) misses nothing.
+// grow in commit order: a reader resuming after an id (the events stream) misses nothing. A batch's
+// statements are named, so each connection plans them once rather than once a batch.
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '@fleet/shared/db/transaction';
 import { EVENTS_CHANNEL, type EventType } from '@fleet/shared/events/fleet-event';
@@ -95,19 +96,27 @@ const SWEEP_CHUNK = 500;
 /** Inserts the events (those raised before are skipped) and their deliveries; answers the types of those new. */
 async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<EventType[]> {
   if (events.length === 0) return [];
-  await client.query('SELECT pg_advisory_xact_lock($1)', [EVENT_ORDER_LOCK]);
-  const inserted = await client.query<{ id: string; type: EventType }>(INSERT_EVENTS, [
-    events.map((e) => e.type),
-    events.map((e) => e.imei),
-    events.map((e) => e.positionId),
-    events.map((e) => e.gpsTime),
-    events.map((e) => e.latitude),
-    events.map((e) => e.longitude),
-    events.map((e) => JSON.stringify(e.attributes)),
-  ]);
+  await client.query({ name: 'events-order-lock', text: 'SELECT pg_advisory_xact_lock($1)', values: [EVENT_ORDER_LOCK] });
+  const inserted = await client.query<{ id: string; type: EventType }>({
+    name: 'events-insert',
+    text: INSERT_EVENTS,
+    values: [
+      events.map((e) => e.type),
+      events.map((e) => e.imei),
+      events.map((e) => e.positionId),
+      events.map((e) => e.gpsTime),
+      events.map((e) => e.latitude),
+      events.map((e) => e.longitude),
+      events.map((e) => JSON.stringify(e.attributes)),
+    ],
+  });
   if (inserted.rows.length === 0) return [];
   const ids = inserted.rows.map((row) => row.id);
-  await client.query(INSERT_DELIVERIES_AND_NOTIFY, [ids, inserted.rows.map((row) => row.type), EVENTS_CHANNEL, ids[ids.length - 1]]);
+  await client.query({
+    name: 'events-insert-deliveries',
+    text: INSERT_DELIVERIES_AND_NOTIFY,
+    values: [ids, inserted.rows.map((row) => row.type), EVENTS_CHANNEL, ids[ids.length - 1]],
+  });
   return inserted.rows.map((row) => row.type);
 }
 
@@ -123,30 +132,36 @@ export interface BatchWork {
 export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<{ raised: EventType[] }> {
   return inTransaction(pool, async (client) => {
     const [rows, limits] = await Promise.all([
-      client.query<StateRow>(SELECT_STATES, [imeis]),
-      client.query<{ imei: string; speed_limit_kmh: number }>(SELECT_LIMITS, [imeis]),
+      client.query<StateRow>({ name: 'events-select-states', text: SELECT_STATES, values: [imeis] }),
+      client.query<{ imei: string; speed_limit_kmh: number }>({ name: 'events-select-limits', text: SELECT_LIMITS, values: [imeis] }),
     ]);
     const { states, events } = work.apply(
       new Map(rows.rows.map((row) => [row.imei, toState(row)])),
       new Map(limits.rows.map((row) => [row.imei, row.speed_limit_kmh])),
     );
     if (states.length) {
-      await client.query(UPSERT_STATES, [
-        states.map((s) => s.imei),
-        states.map((s) => s.lastPositionId),
-        states.map((s) => new Date(s.lastGpsTime).toISOString()),
-        states.map((s) => new Date(s.lastReceivedAt).toISOString()),
-        states.map((s) => s.latitude),
-        states.map((s) => s.longitude),
-        states.map((s) => s.ignition),
-        states.map((s) => s.overspeed),
-        states.map((s) => `{${s.geofenceIds.join(',')}}`),
-        states.map((s) => s.offline),
-      ]);
+      await client.query({
+        name: 'events-upsert-states',
+        text: UPSERT_STATES,
+        values: [
+          states.map((s) => s.imei),
+          states.map((s) => s.lastPositionId),
+          states.map((s) => new Date(s.lastGpsTime).toISOString()),
+          states.map((s) => new Date(s.lastReceivedAt).toISOString()),
+          states.map((s) => s.latitude),
+          states.map((s) => s.longitude),
+          states.map((s) => s.ignition),
+          states.map((s) => s.overspeed),
+          states.map((s) => `{${s.geofenceIds.join(',')}}`),
+          states.map((s) => s.offline),
+        ],
+      });
     }
     return { raised: await insertEvents(client, events) };
   });
 }
+
+const GEOFENCES_VERSION = "SELECT count(*) || ':' || coalesce(max(id), 0) AS version FROM geofences";
 
 /**
  * The geofences, read again only when they changed: a create moves the highest id, a delete the count.
@@ -156,7 +171,7 @@ export function geofenceCache(pool: Pool): () => Promise<readonly Geofence[]> {
   let version = '';
   let geofences: readonly Geofence[] = [];
   return async () => {
-    const { rows } = await pool.query<{ version: string }>("SELECT count(*) || ':' || coalesce(max(id), 0) AS version FROM geofences");
+    const { rows } = await pool.query<{ version: string }>({ name: 'events-geofences-version', text: GEOFENCES_VERSION });
     if (rows[0]!.version === version) return geofences;
     const all = await pool.query<{ id: string; name: string; area: Geofence['area']; speed_limit_kmh: number | null }>(
       'SELECT id, name, area, speed_limit_kmh FROM geofences ORDER BY id',

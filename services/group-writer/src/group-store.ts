@@ -1,7 +1,8 @@
 // SQL for vehicle groups. A batch of commands becomes one transaction: the groups with one INSERT, their
 // members with another. A command id seen before (a redelivery or a client retry) returns the group it
 // created and adds nothing, as long as its key is remembered (KeyMemory.ttlHours) and the command asks
-// for the same group; a key reused for another group creates nothing.
+// for the same group; a key reused for another group creates nothing. A batch's statements are named, so
+// each connection plans them once rather than once a batch.
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import { inTransaction } from '@fleet/shared/db/transaction';
@@ -79,12 +80,16 @@ export async function forgetExpiredKeys(pool: Pool, memory: KeyMemory): Promise<
 export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupCommand[], memory: KeyMemory): Promise<VehicleGroupRow[]> {
   const fingerprints = commands.map(requestFingerprint);
   return inTransaction(pool, async (client) => {
-    await client.query(FORGET_EXPIRED_OF_BATCH, [commands.map((c) => c.commandId), memory.ttlHours]);
-    const inserted = await client.query<{ id: string; command_id: string }>(INSERT_GROUPS, [
-      commands.map((c) => c.vehicleGroupName),
-      commands.map((c) => c.commandId),
-      fingerprints,
-    ]);
+    await client.query({
+      name: 'groups-forget-expired-of-batch',
+      text: FORGET_EXPIRED_OF_BATCH,
+      values: [commands.map((c) => c.commandId), memory.ttlHours],
+    });
+    const inserted = await client.query<{ id: string; command_id: string }>({
+      name: 'groups-insert',
+      text: INSERT_GROUPS,
+      values: [commands.map((c) => c.vehicleGroupName), commands.map((c) => c.commandId), fingerprints],
+    });
     const fresh = new Map(inserted.rows.map((row) => [row.command_id, row.id]));
 
     const groupIds: string[] = [];
@@ -99,11 +104,13 @@ export async function storeVehicleGroups(pool: Pool, commands: VehicleGroupComma
         vehicleIds.push(vehicleId);
       }
     }
-    if (groupIds.length) await client.query(INSERT_MEMBERS, [groupIds, vehicleIds]);
+    if (groupIds.length) await client.query({ name: 'groups-insert-members', text: INSERT_MEMBERS, values: [groupIds, vehicleIds] });
 
-    const groups = await client.query<{ id: string; name: string; command_id: string; request_fingerprint: Buffer | null }>(SELECT_GROUPS, [
-      commands.map((c) => c.commandId),
-    ]);
+    const groups = await client.query<{ id: string; name: string; command_id: string; request_fingerprint: Buffer | null }>({
+      name: 'groups-select',
+      text: SELECT_GROUPS,
+      values: [commands.map((c) => c.commandId)],
+    });
 
     const byCommand = new Map(groups.rows.map((row) => [row.command_id, row]));
     const claimed = new Set<string>();
