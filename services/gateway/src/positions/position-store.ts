@@ -125,11 +125,13 @@ export function toPosition(row: PositionRow): Position {
 
 /** The last location of each device named, by IMEI; a device without one is absent. */
 export async function findLastLocations(pool: Pool, imeis: readonly string[]): Promise<Map<string, Position>> {
-  // A single device takes the plain lookup: = ANY over one value costs PostgreSQL more than = does.
+  // A single device takes the plain lookup: = ANY over one value costs PostgreSQL more than = does. The
+  // lookup of a list stays unnamed: named, its generic plan made while device_last_locations was nearly
+  // empty is a sequential scan, kept as the table grows until it is next analyzed.
   const result =
     imeis.length === 1
       ? await pool.query<PositionRow>({ name: 'find-last-location', text: LAST_LOCATION, values: [imeis[0]], types: timestampsAsText })
-      : await pool.query<PositionRow>({ name: 'find-last-locations', text: LAST_LOCATIONS, values: [imeis], types: timestampsAsText });
+      : await pool.query<PositionRow>({ text: LAST_LOCATIONS, values: [imeis], types: timestampsAsText });
   return new Map(result.rows.map((row) => [row.imei, toPosition(row)]));
 }
 
