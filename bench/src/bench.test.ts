@@ -251,7 +251,7 @@ test('the report names the broker the stack ran on, as its launcher named it', (
 });
 
 test('every scenario reports the CPU per request of the server it measures, PostgreSQL, the broker and the load generator, and the total is their sum', () => {
-  const parts = ['gateway', 'trip-writer', 'group-writer', 'broker', 'postgres', 'loadGenerator'] as const;
+  const parts = ['gateway', 'trip-writer', 'group-writer', 'event-processor', 'broker', 'postgres', 'loadGenerator'] as const;
   for (const scenario of report.scenarios) {
     const cpu = scenario.cpuMicrosPerRequest;
     expect(Object.keys(cpu).sort()).toEqual([...parts, 'total'].sort());
@@ -270,12 +270,14 @@ test('every scenario reports the CPU per request of the server it measures, Post
   const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
   expect(trip.cpuMicrosPerRequest['trip-writer']).toBeGreaterThanOrEqual(0);
   expect(trip.cpuMicrosPerRequest['group-writer']).toBeGreaterThanOrEqual(0);
+  // The event processor reads every stored position, so the creates cost it CPU too.
+  expect(trip.cpuMicrosPerRequest['event-processor']).toBeGreaterThan(0);
 
   const markdown = markdownTable(report);
   expect(markdown).toContain('CPU per request, µs');
   const cpuSection = markdown.slice(markdown.indexOf('CPU per request, µs'));
   expect(cpuSection).toContain(
-    '| scenario | gateway (or baseline server) | trip-writer | group-writer | broker | PostgreSQL | load generator | total |',
+    '| scenario | gateway (or baseline server) | trip-writer | group-writer | event processor | broker | PostgreSQL | load generator | total |',
   );
   for (const scenario of report.scenarios) {
     expect(cpuSection).toContain(`| ${scenario.name} | ${Number(scenario.cpuMicrosPerRequest.gateway!.toFixed(1))} |`);

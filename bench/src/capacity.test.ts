@@ -6,6 +6,7 @@ const cpu = (parts: Partial<CpuPerRequest>): CpuPerRequest => ({
   gateway: null,
   'trip-writer': null,
   'group-writer': null,
+  'event-processor': null,
   broker: null,
   postgres: null,
   loadGenerator: null,

@@ -42,6 +42,7 @@ test('CPU between two snapshots is that of the processes found, null for a part 
     gateway: () => [process.pid],
     'trip-writer': () => [],
     'group-writer': () => [],
+    'event-processor': () => [],
     broker: () => [],
     postgres: postgresPids,
   };

@@ -9,6 +9,8 @@ export interface CpuPerRequest {
   gateway: number | null;
   'trip-writer': number | null;
   'group-writer': number | null;
+  /** Reads every stored position: its CPU and its PostgreSQL statements follow the writes. */
+  'event-processor': number | null;
   broker: number | null;
   postgres: number | null;
   /** autocannon in the bench's own process, the bench's own work included. */
@@ -18,7 +20,7 @@ export interface CpuPerRequest {
 }
 
 export type CpuPart = Exclude<keyof CpuPerRequest, 'total'>;
-export const CPU_PARTS: CpuPart[] = ['gateway', 'trip-writer', 'group-writer', 'broker', 'postgres', 'loadGenerator'];
+export const CPU_PARTS: CpuPart[] = ['gateway', 'trip-writer', 'group-writer', 'event-processor', 'broker', 'postgres', 'loadGenerator'];
 
 export interface ProcStat {
   comm: string;

@@ -10,6 +10,7 @@ const CPU_HEADINGS: Record<keyof CpuPerRequest, string> = {
   gateway: 'gateway (or baseline server)',
   'trip-writer': 'trip-writer',
   'group-writer': 'group-writer',
+  'event-processor': 'event processor',
   broker: 'broker',
   postgres: 'PostgreSQL',
   loadGenerator: 'load generator',

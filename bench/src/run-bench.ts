@@ -175,6 +175,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           gateway: server ? pidsOf(server.pid) : pidsOf(...gateways),
           'trip-writer': pidsOf(...tripWriters),
           'group-writer': pidsOf(services['group-writer']),
+          'event-processor': pidsOf(services['event-processor']),
           broker: pidsOf(broker.pid),
           postgres: local ? postgresPids : () => [],
         },

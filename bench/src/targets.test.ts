@@ -6,6 +6,7 @@ const cpu = (gateway: number): CpuPerRequest => ({
   gateway,
   'trip-writer': null,
   'group-writer': null,
+  'event-processor': null,
   broker: null,
   postgres: null,
   loadGenerator: null,
