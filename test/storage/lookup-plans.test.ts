@@ -9,6 +9,7 @@ import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
 const GROWN_FLEET = 20_000;
+const START = Date.now() - 3_600_000;
 
 let database: PrivateDatabase;
 let client: PoolClient;
@@ -16,14 +17,15 @@ let client: PoolClient;
 beforeAll(async () => {
   database = await privateDatabase('lookup-plans');
   client = await database.pool.connect();
-  await createPartition(client, new Date().toISOString().slice(0, 10));
+  // The batches' days: an hour ago, and today when that hour crosses midnight.
+  for (const at of [START, Date.now()]) await createPartition(client, new Date(at).toISOString().slice(0, 10));
 });
 afterAll(async () => {
   client?.release();
   await database?.drop();
 });
 
-let clock = Date.now() - 3_600_000;
+let clock = START;
 function batch(imeis: string[], place = { latitude: -6.2, longitude: 106.8 }): TripLocationCommand[] {
   clock += 1000;
   const gpsTime = new Date(clock).toISOString();

@@ -133,7 +133,7 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
   return inTransaction(pool, async (client) => {
     const [rows, limits] = await Promise.all([
       // Unnamed, unlike the writes: a lookup by a list of devices named on a near-empty table keeps a
-      // sequential scan as its generic plan while the table grows (trip-store.ts says more).
+      // sequential scan as its generic plan while the table grows (docs/performance.md).
       client.query<StateRow>(SELECT_STATES, [imeis]),
       client.query<{ imei: string; speed_limit_kmh: number }>(SELECT_LIMITS, [imeis]),
     ]);
