@@ -4,7 +4,7 @@
 // every batch, the statement's heard part on every batch with a filtered position.
 import type { PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import { createPartition } from '../../services/trip-writer/src/trip-partitions';
+import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
 import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
@@ -18,7 +18,7 @@ beforeAll(async () => {
   database = await privateDatabase('lookup-plans');
   client = await database.pool.connect();
   // The batches' days: an hour ago, and today when that hour crosses midnight.
-  for (const at of [START, Date.now()]) await createPartition(client, new Date(at).toISOString().slice(0, 10));
+  for (const at of [START, Date.now()]) await createPartition(client, dayOf(new Date(at))!);
 });
 afterAll(async () => {
   client?.release();
