@@ -19,8 +19,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka } from '@fleet/shared/kafka/client';
+import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
+import { waitForLeaders } from '@fleet/shared/kafka/topics';
 import { createLogger } from '@fleet/shared/logger';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import {
@@ -262,6 +263,52 @@ test('the active KRaft controller frozen with SIGSTOP for 20 s, then SIGCONT: a 
   const controller = activeController(dataDir);
   expect(controller).toBeDefined();
   await frozenUnderLoad('t', controller!, 'the active controller');
+}, 600_000);
+
+test('a node frozen, new idempotent producers listing it first connect through the other two and send: a writer can replace its producer while the node stays frozen', async () => {
+  // kafkajs seeds a client from the first broker of its list and asks the node its metadata names as
+  // the controller (on KRaft a random live node, a frozen one included until it is fenced) for a
+  // producer id: RenewingProducer's new producer could not connect for as long as the node was frozen.
+  const topic = `${stack.prefix}.frozen-first-broker`;
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: CLUSTER_NODES, replicationFactor: CLUSTER_NODES }] });
+  await waitForLeaders(admin, [topic]);
+  const [frozen] = cluster.nodes;
+  expect(cluster.brokers[0]).toBe(`127.0.0.1:${frozen!.brokerPort}`);
+  const producers = 4;
+  const failures: string[] = [];
+  /** One new producer's connect and send, as RenewingProducer makes them: tried again after a failure. */
+  const connectAndSend = async (index: number): Promise<boolean> => {
+    const kafka = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') });
+    const producer = kafka.producer(producerConfig(false));
+    try {
+      await producer.connect();
+      await producer.send({ topic, acks: -1, messages: [{ key: `producer-${index}`, value: 'sent while a node is frozen' }] });
+      return true;
+    } catch (error) {
+      failures.push(`producer ${index}: ${(error as Error).message}`);
+      return false;
+    } finally {
+      await producer.disconnect();
+    }
+  };
+  frozen!.signal('SIGSTOP');
+  try {
+    for (let index = 0; index < producers; index++) {
+      // A broker asked for a producer id while the cluster elects a new controller answers that it is
+      // loading until its own request for a block of ids gets through; kafkajs retries that for ~10 s.
+      await eventually(() => connectAndSend(index), FAULT_MS, { what: `producer ${index} connected and sent`, intervalMs: 100 }).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}: ${failures.join('; ')}`);
+        },
+      );
+    }
+  } finally {
+    frozen!.signal('SIGCONT');
+  }
+  if (failures.length > 0) process.stdout.write(`connects tried again while node ${frozen!.nodeId} was frozen: ${failures.join('; ')}\n`);
+  const offsets = await admin.fetchTopicOffsets(topic);
+  expect(offsets.reduce((sum, partition) => sum + Number(partition.high), 0)).toBe(producers);
+  await expectWholeAgain();
 }, 600_000);
 
 test('the active KRaft controller is SIGKILLed and started again 20 s later: another takes over, writes never stall longer than for a killed leader, nothing lost or doubled', async () => {
