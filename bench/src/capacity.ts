@@ -9,8 +9,8 @@
 import type { CpuPerRequest } from './process-cpu';
 import type { ScenarioResult } from './bench-types';
 
-export type CapacityPart = 'gateway' | 'trip-writer' | 'broker' | 'postgres';
-export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'broker', 'postgres'];
+export type CapacityPart = 'gateway' | 'trip-writer' | 'event-processor' | 'broker' | 'postgres';
+export const CAPACITY_PARTS: CapacityPart[] = ['gateway', 'trip-writer', 'event-processor', 'broker', 'postgres'];
 
 /** Positions a second one core of a part stores, when it is busy with nothing else; null where unmeasured. */
 export type PerCore = Record<CapacityPart, number | null>;
@@ -21,7 +21,12 @@ export interface CapacityPlan {
   devices: number;
   gateways: number;
   tripWriters: number;
-  /** Partitions of the trip-locations topic: a consumer group has at most one writer per partition. */
+  /** Event processors: each reads the positions the trip-writers announce, every one of them. */
+  eventProcessors: number;
+  /**
+   * Partitions of the trip-locations topic, and of the positions topic, which has as many: a consumer
+   * group has at most one member per partition.
+   */
   partitions: number;
   brokerCores: number;
   postgresCores: number;
@@ -62,6 +67,7 @@ function perCore(cpu: CpuPerRequest | undefined): PerCore {
   return {
     gateway: rate(cpu?.gateway),
     'trip-writer': rate(cpu?.['trip-writer']),
+    'event-processor': rate(cpu?.['event-processor']),
     broker: rate(cpu?.broker),
     postgres: rate(cpu?.postgres),
   };
@@ -72,18 +78,21 @@ const coresFor = (rate: number, perCoreRate: number | null) => (perCoreRate ? ra
 
 /**
  * A Node.js service runs its JavaScript on one core, so it scales by processes; the broker and
- * PostgreSQL scale by cores. Partitions: twice the writers, so the group can double without
- * repartitioning the topic (which would move keys and so a device's order across partitions).
+ * PostgreSQL scale by cores. Partitions: twice the writers or event processors, whichever are more, so
+ * either group can double without repartitioning the topics (which would move keys and so a device's
+ * order across partitions).
  */
 export function capacityPlan(rate: number, singlePosts: PerCore, bytesPerPosition: number | undefined): CapacityPlan {
   const processes = (perCoreRate: number | null) => Math.max(1, Math.ceil(coresFor(rate, perCoreRate)));
   const tripWriters = processes(singlePosts['trip-writer']);
+  const eventProcessors = processes(singlePosts['event-processor']);
   return {
     positionsPerSecond: rate,
     devices: rate * REPORT_INTERVAL_S,
     gateways: processes(singlePosts.gateway),
     tripWriters,
-    partitions: Math.max(DEFAULT_PARTITIONS, 2 * tripWriters),
+    eventProcessors,
+    partitions: Math.max(DEFAULT_PARTITIONS, 2 * tripWriters, 2 * eventProcessors),
     brokerCores: Math.max(1, Math.ceil(coresFor(rate, singlePosts.broker))),
     postgresCores: Math.max(1, Math.ceil(coresFor(rate, singlePosts.postgres))),
     storageGiBPerDay: bytesPerPosition ? (rate * 86_400 * bytesPerPosition) / 2 ** 30 : null,

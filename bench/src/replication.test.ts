@@ -50,6 +50,7 @@ test('a fitted plan pays each part its fixed cost and its cost per create, and s
   const fits = {
     gateway: { fixedCores: 0.05, perCreateMicros: 650 },
     'trip-writer': { fixedCores: 0.02, perCreateMicros: 300 },
+    'event-processor': { fixedCores: 0.01, perCreateMicros: 100 },
     broker: { fixedCores: 0.2, perCreateMicros: 400 },
     postgres: { fixedCores: 0.01, perCreateMicros: 100 },
   };
@@ -59,8 +60,17 @@ test('a fitted plan pays each part its fixed cost and its cost per create, and s
   expect(plan.gateways).toBe(10);
   // The broker scales by cores: (0.2 + 4) / 0.7 = 6.
   expect(plan.brokerCores).toBe(6);
+  // 10,000 creates at 100 µs is one core of event processing; each process carries 70% minus its 1%: two.
+  expect(plan.eventProcessors).toBe(2);
   expect(plan.measured).toBe(false);
-  expect(fittedPlan(1000, fits, 3000)).toMatchObject({ measured: true, gateways: 1, tripWriters: 1, brokerCores: 1, postgresCores: 1 });
+  expect(fittedPlan(1000, fits, 3000)).toMatchObject({
+    measured: true,
+    gateways: 1,
+    tripWriters: 1,
+    eventProcessors: 1,
+    brokerCores: 1,
+    postgresCores: 1,
+  });
 });
 
 test("the table sets the system's broker CPU per create beside Kafka's per record at each rate, with the goal", () => {

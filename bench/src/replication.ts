@@ -123,6 +123,7 @@ export interface FittedPlan {
   measured: boolean;
   gateways: number;
   tripWriters: number;
+  eventProcessors: number;
   brokerCores: number;
   postgresCores: number;
 }
@@ -144,6 +145,7 @@ export function fittedPlan(rate: number, costs: Partial<Record<QuietPart, Omit<P
     measured: rate <= measuredUpTo,
     gateways: processes('gateway'),
     tripWriters: processes('trip-writer'),
+    eventProcessors: processes('event-processor'),
     brokerCores: cores('broker'),
     postgresCores: cores('postgres'),
   };
@@ -224,7 +226,7 @@ export function replicationTable(report: ReplicationReport): string {
   if (production) {
     const measuredUpTo = Math.max(...production.system.map((step) => step.createsPerSecond));
     const costs = planningCosts(production.system);
-    const costLine = (['gateway', 'trip-writer', 'broker', 'postgres'] as const)
+    const costLine = (['gateway', 'trip-writer', 'event-processor', 'broker', 'postgres'] as const)
       .filter((part) => costs[part])
       .map((part) => {
         const cost = costs[part]!;
@@ -238,12 +240,12 @@ export function replicationTable(report: ReplicationReport): string {
       `Capacity for the production shape, three nodes, each part planned ${PLANNED_UTILISATION * 100}% busy, from: ${costLine}. ` +
         `Measured up to ${round(measuredUpTo)} creates a second; above that, extrapolated:`,
       '',
-      '| positions/s | figures | gateways | trip-writers | broker cores | PostgreSQL cores |',
-      '|---:|---|---:|---:|---:|---:|',
+      '| positions/s | figures | gateways | trip-writers | event processors | broker cores | PostgreSQL cores |',
+      '|---:|---|---:|---:|---:|---:|---:|',
       ...PLANNED_RATES.map((rate) => {
         const plan = fittedPlan(rate, costs, measuredUpTo);
         return (
-          `| ${round(rate)} | ${plan.measured ? 'measured' : 'extrapolated'} | ${plan.gateways} | ${plan.tripWriters} | ` +
+          `| ${round(rate)} | ${plan.measured ? 'measured' : 'extrapolated'} | ${plan.gateways} | ${plan.tripWriters} | ${plan.eventProcessors} | ` +
           `${plan.brokerCores} | ${plan.postgresCores} |`
         );
       }),

@@ -52,7 +52,8 @@ const thousands = (value: number | null) => (value === null ? 'n/a' : Math.round
 export function capacityTable(capacity: CapacityModel): string[] {
   const plans = capacity.plans.map(
     (plan) =>
-      `| ${thousands(plan.positionsPerSecond)} | ${thousands(plan.devices)} | ${plan.gateways} | ${plan.tripWriters} | ${plan.partitions} | ` +
+      `| ${thousands(plan.positionsPerSecond)} | ${thousands(plan.devices)} | ${plan.gateways} | ${plan.tripWriters} | ` +
+      `${plan.eventProcessors} | ${plan.partitions} | ` +
       `${plan.brokerCores} | ${plan.postgresCores} | ${plan.storageGiBPerDay === null ? 'n/a' : round(plan.storageGiBPerDay, 1)} |`,
   );
   return [
@@ -74,8 +75,8 @@ export function capacityTable(capacity: CapacityModel): string[] {
         ? `, the broker's from "${capacity.brokerPlannedFrom}"`
         : ' on the single broker (three nodes: `npm run bench:replication`, fitted over paced rates)'),
     '',
-    '| positions/s | devices | gateways | trip-writers | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| positions/s | devices | gateways | trip-writers | event processors | partitions | broker cores | PostgreSQL cores | storage GiB/day |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...plans,
   ];
 }
