@@ -294,8 +294,8 @@ test('a node frozen, new idempotent producers listing it first connect through t
   frozen!.signal('SIGSTOP');
   try {
     for (let index = 0; index < producers; index++) {
-      // A broker asked for a producer id while the cluster elects a new controller answers that it is
-      // loading until its own request for a block of ids gets through; kafkajs retries that for ~10 s.
+      // A broker asked for a producer id while a node was frozen answered that it was loading, in two
+      // runs of seven for longer than kafkajs retries it (~10 s): tried again, as RenewingProducer does.
       await eventually(() => connectAndSend(index), FAULT_MS, { what: `producer ${index} connected and sent`, intervalMs: 100 }).catch(
         (error: Error) => {
           throw new Error(`${error.message}: ${failures.join('; ')}`);
@@ -306,8 +306,12 @@ test('a node frozen, new idempotent producers listing it first connect through t
     frozen!.signal('SIGCONT');
   }
   if (failures.length > 0) process.stdout.write(`connects tried again while node ${frozen!.nodeId} was frozen: ${failures.join('; ')}\n`);
+  // Every producer's record is there; an attempt that failed after its send went out may have left one
+  // more (each consumer here takes a record once by its id).
   const offsets = await admin.fetchTopicOffsets(topic);
-  expect(offsets.reduce((sum, partition) => sum + Number(partition.high), 0)).toBe(producers);
+  const stored = offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
+  expect(stored).toBeGreaterThanOrEqual(producers);
+  expect(stored).toBeLessThanOrEqual(producers + failures.length);
   await expectWholeAgain();
 }, 600_000);
 

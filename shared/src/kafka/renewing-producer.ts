@@ -39,8 +39,8 @@ export function unknownOutcome(error: unknown): boolean {
 
 /**
  * The longest a new producer may take to connect before the attempt is dropped and left to the next
- * failure: a frozen first broker holds it a connection timeout, and a node asked for an id while the
- * cluster elects a new controller may answer that it is loading for longer.
+ * failure: a frozen first broker holds it a connection timeout, and a node asked for an id while
+ * another is frozen may answer that it is loading for longer.
  */
 const RENEW_CONNECT_MS = 2 * KAFKA_REQUEST_TIMEOUT_MS;
 
