@@ -294,9 +294,9 @@ test('a node frozen, new idempotent producers listing it first connect through t
   frozen!.signal('SIGSTOP');
   try {
     for (let index = 0; index < producers; index++) {
-      // A broker asked for a producer id while a node was frozen answered that it was loading, in runs
-      // by hand for longer than kafkajs retries it (~10 s), in a CI run for longer than 20 s: tried
-      // again, as RenewingProducer does.
+      // A broker asked for a producer id answers that it is loading until its block request to the
+      // controller comes back: from a controller that froze, after controller.socket.timeout.ms (3 s
+      // here, frozen-controller-producer-ids.test.ts). Tried again, as RenewingProducer does.
       await eventually(() => connectAndSend(index), 3 * FAULT_MS, { what: `producer ${index} connected and sent`, intervalMs: 100 }).catch(
         (error: Error) => {
           throw new Error(`${error.message}: ${failures.join('; ')}`);

@@ -74,6 +74,9 @@ export const clusterReplication = {
  * backoff, so both are short. With a 3 s session and a 0.5 s election timeout (backoff up to Kafka's
  * 1 s) a frozen controller was fenced 4.3 to 5.3 s after it froze, and writes waited up to 6.3 s under
  * load and 13.5 s once in CI, past the 6 s a write's budget allows.
+ * A broker's request to the controller (a block of producer ids, which a new idempotent producer waits
+ * for) sent just before it froze is sent to the new one only after controller.socket.timeout.ms: Kafka's
+ * 30 s held every new producer 30 s.
  */
 export const clusterFailover = {
   'broker.heartbeat.interval.ms': 500,
@@ -81,6 +84,7 @@ export const clusterFailover = {
   'controller.quorum.fetch.timeout.ms': 1000,
   'controller.quorum.election.timeout.ms': 300,
   'controller.quorum.election.backoff.max.ms': 300,
+  'controller.socket.timeout.ms': 3000,
 } as const;
 
 const nodeIds = Array.from({ length: CLUSTER_NODES }, (_, index) => index + 1);
