@@ -7,21 +7,13 @@
 //
 // A cluster of its own: its brokers have given out no producer id yet, so the first asked of each needs
 // the controller.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { waitForLeaders } from '@fleet/shared/kafka/topics';
 import { createLogger } from '@fleet/shared/logger';
 import type { Admin } from 'kafkajs';
-import {
-  activeController,
-  CLUSTER_NODES,
-  freePortRange,
-  localKafkaCluster,
-  type LocalKafkaCluster,
-} from '../../deploy/local/src/kafka-cluster';
+import { activeController, CLUSTER_NODES, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
+import { startSuiteCluster, stopSuiteCluster } from './suite-cluster';
 
 /** Longer than Kafka's default controller request timeout, so that a run without the setting says so. */
 const GIVE_UP_MS = 40_000;
@@ -37,17 +29,9 @@ let cluster: LocalKafkaCluster;
 let admin: Admin;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-frozen-controller-'));
-  cluster = localKafkaCluster({ dataDir, port: await freePortRange(), tiedToThisProcess: true });
-  await cluster.up();
-  admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
-  await admin.connect();
+  ({ dataDir, cluster, admin } = await startSuiteCluster('frozen-controller'));
 }, 240_000);
-afterAll(async () => {
-  await admin?.disconnect();
-  await cluster?.down();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopSuiteCluster({ dataDir, cluster, admin }));
 
 test('the active KRaft controller frozen: new idempotent producers still get their ids and send within 15 s, not after the 30 s of a request to the frozen controller', async () => {
   const topic = 'fleet-tests.frozen-controller';

@@ -15,29 +15,20 @@
 // and each kind of frozen node is audited: no stretch without a 200 longer than 6 s, the fencing (2.5 s
 // after the node's last heartbeat, after a new controller is elected when it was the active one) plus a
 // little.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
 import { waitForLeaders } from '@fleet/shared/kafka/topics';
 import { createLogger } from '@fleet/shared/logger';
 import { AssignerProtocol, type Admin } from 'kafkajs';
-import {
-  activeController,
-  CLUSTER_NODES,
-  freePortRange,
-  localKafkaCluster,
-  type ClusterNode,
-  type LocalKafkaCluster,
-} from '../../deploy/local/src/kafka-cluster';
+import { activeController, CLUSTER_NODES, type ClusterNode, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
 import { closeDb } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectPromiseKept, printFigures, problemsLogged, problemsLoggedSince } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, warmUp } from './fault-support';
+import { startSuiteCluster, stopSuiteCluster } from './suite-cluster';
 import { eventually } from '../support/eventually';
 import { startStack } from '../support/stack';
 
@@ -55,11 +46,7 @@ let admin: Admin;
 let headers: Record<string, string>;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-replicated-kafka-'));
-  cluster = localKafkaCluster({ dataDir, port: await freePortRange(), tiedToThisProcess: true });
-  await cluster.up();
-  admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
-  await admin.connect();
+  ({ dataDir, cluster, admin } = await startSuiteCluster('replicated-kafka'));
   stack = await startStack({
     mode: 'processes',
     label: 'replicated-faults',
@@ -71,9 +58,7 @@ beforeAll(async () => {
 }, 240_000);
 afterAll(async () => {
   await stopAllServices();
-  await admin?.disconnect();
-  await cluster?.down();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await stopSuiteCluster({ dataDir, cluster, admin });
   await closeDb();
 });
 

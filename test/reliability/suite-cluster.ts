@@ -1,0 +1,32 @@
+// A three-node Kafka cluster of a suite's own, in a directory of its own, with an admin client: the
+// replicated fault tests' broker, torn down with the suite.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createKafka } from '@fleet/shared/kafka/client';
+import { createLogger } from '@fleet/shared/logger';
+import type { Admin } from 'kafkajs';
+import { freePortRange, localKafkaCluster, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
+
+export interface SuiteCluster {
+  dataDir: string;
+  cluster: LocalKafkaCluster;
+  admin: Admin;
+}
+
+/** Starts the cluster in a new directory named after `label` and connects an admin client to it. */
+export async function startSuiteCluster(label: string): Promise<SuiteCluster> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `fleet-${label}-`));
+  const cluster = localKafkaCluster({ dataDir, port: await freePortRange(), tiedToThisProcess: true });
+  await cluster.up();
+  const admin = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).admin();
+  await admin.connect();
+  return { dataDir, cluster, admin };
+}
+
+/** Disconnects, stops the nodes and removes their data: as much of it as `startSuiteCluster` got to. */
+export async function stopSuiteCluster({ dataDir, cluster, admin }: Partial<SuiteCluster>): Promise<void> {
+  await admin?.disconnect();
+  await cluster?.down();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
