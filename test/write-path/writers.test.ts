@@ -5,6 +5,8 @@ import { closeKafka, createTopic, groupLag, produceRaw, readTopic } from '../sup
 import { buildTrip, closeDb, db, postJson, signToken, startWriter, uniqueImei, type Stack } from '../support/harness';
 import { TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
+import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 
 let stack: Stack;
 let url: string;
@@ -166,4 +168,39 @@ test('two writers in one consumer group share the partitions and store everythin
   } finally {
     await second.stop();
   }
+});
+
+test("a writer given its partitions again measures a device's next fix from what was stored meanwhile, not from the fix it remembered", async () => {
+  const imei = uniqueImei();
+  const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+  const post = async (trip: Record<string, unknown>): Promise<number> => {
+    const answer = await postJson(url, trip, auth);
+    expect(answer.status).toBe(200);
+    return answer.body.data.id as number;
+  };
+  const filteredOf = async (id: number) => (await db().query('SELECT filtered FROM trip_locations WHERE id = $1', [id])).rows[0]?.filtered;
+  // The only writer stores, and remembers, the device's first fix.
+  await post(buildTrip({ imei, gpsTime: minutesAgo(130), latitude: -6.2, longitude: 106.8 }));
+  // Another writer, while the device's partition is its own, stores a fix two hours later and 111 km north.
+  const later = minutesAgo(10);
+  await createPartition(db(), dayOf(new Date(later))!);
+  await storeTripLocations(db(), [
+    { imei, gpsTime: later, latitude: -5.2, longitude: 106.8, speed: 55, ignition: true, receivedAt: later },
+  ]);
+  // A second writer joins the group and leaves it: the first is given its partitions twice.
+  const second = await startWriter('trip', stack.env);
+  try {
+    const inserted = (await scrape(`http://127.0.0.1:${second.metricsPort}/metrics`)).value('fleet_writer_rows_inserted_total');
+    const deadline = Date.now() + boundedWait(45_000).ms;
+    // Until the second writer has stored something: it has joined, and the first has rejoined.
+    while (Date.now() < deadline) {
+      await Promise.all(Array.from({ length: 20 }, () => post(buildTrip())));
+      if ((await scrape(`http://127.0.0.1:${second.metricsPort}/metrics`)).value('fleet_writer_rows_inserted_total') > inserted) break;
+    }
+  } finally {
+    await second.stop();
+  }
+  // A minute after the other writer's fix, back at the first: 111 km in a minute from the newest fix stored.
+  const back = await post(buildTrip({ imei, gpsTime: minutesAgo(9), latitude: -6.2, longitude: 106.8 }));
+  expect(await filteredOf(back)).toBe('jump');
 });

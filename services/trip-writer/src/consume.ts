@@ -8,6 +8,7 @@ import { positionEvent, type PositionEvent } from '@fleet/shared/schemas/positio
 import { tripLocationCommandSchema, type TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import type { PartitionGuard } from './partition-guard';
 import type { FilterReason, FilterSettings } from './position-filters';
+import { NewestFixes } from './newest-fixes';
 import { storeTripLocations, type TripLocationRow } from './trip-store';
 
 export function tripInformation(trip: TripLocationCommand, duplicate: boolean): string {
@@ -30,17 +31,18 @@ async function storeInPartitions(
   guard: PartitionGuard,
   trips: TripLocationCommand[],
   filters: FilterSettings,
+  remembered: NewestFixes,
 ): Promise<TripLocationRow[]> {
   const gpsTimes = trips.map((trip) => trip.gpsTime);
   await guard.ensureFor(gpsTimes);
   try {
-    return await storeTripLocations(pool, trips, filters);
+    return await storeTripLocations(pool, trips, filters, remembered);
   } catch (error) {
     if (!isMissingPartition(error)) throw error;
     // A partition this writer remembered was dropped since, by another writer's retention: look again.
     guard.forgetAll();
     await guard.ensureFor(gpsTimes);
-    return storeTripLocations(pool, trips, filters);
+    return storeTripLocations(pool, trips, filters, remembered);
   }
 }
 
@@ -98,7 +100,8 @@ export function positionAnnouncements(
 /**
  * `positionsTopic`: where each committed position is announced for live streams (positionAnnouncements),
  * placed by `published`, its partitions. A position stored before (a retry) is not new, and a filtered
- * one (position-filters.ts) is stored and answered but never announced.
+ * one (position-filters.ts) is stored and answered but never announced. The handler remembers its
+ * devices' newest fixes (newest-fixes.ts) until the group next gives it its partitions.
  */
 export function consumeTripLocations(
   pool: Pool,
@@ -107,10 +110,11 @@ export function consumeTripLocations(
   published: TopicLayout,
   filtering: TripFiltering,
 ): CommandHandler<typeof tripLocationCommandSchema> {
+  const remembered = new NewestFixes();
   return {
     schema: tripLocationCommandSchema,
     async store(trips) {
-      const rows = await storeInPartitions(pool, guard, trips, filtering.settings);
+      const rows = await storeInPartitions(pool, guard, trips, filtering.settings, remembered);
       return rows.map(({ id, duplicate, filtered }, index) => {
         if (filtered !== null && !duplicate) filtering.counted(filtered);
         return { id, duplicate, silent: filtered !== null, information: tripInformation(trips[index]!, duplicate) };
@@ -120,5 +124,6 @@ export function consumeTripLocations(
       const events = stored.map(({ command, result }) => positionEvent(command, result.id));
       return positionAnnouncements(positionsTopic, events, (imei) => published.partitionOf(positionsTopic, imei));
     },
+    assigned: () => remembered.forgetAll(),
   };
 }

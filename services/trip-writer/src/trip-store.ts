@@ -10,6 +10,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { filterReasons, type FilterReason, type FilterSettings, type Fix } from './position-filters';
+import type { NewestFixes } from './newest-fixes';
 
 /** The row a trip location command came to. */
 export interface TripLocationRow {
@@ -109,13 +110,38 @@ interface Row {
   filtered: FilterReason | null;
 }
 
-async function newestFixes(pool: Pool | PoolClient, imeis: string[]): Promise<Map<string, Fix>> {
-  const result = await pool.query<{ imei: string; gps_time: Date; latitude: number; longitude: number }>(NEWEST_FIXES, [
-    [...new Set(imeis)],
-  ]);
-  return new Map(
-    result.rows.map((row) => [row.imei, { gpsTimeMs: row.gps_time.getTime(), latitude: row.latitude, longitude: row.longitude }]),
-  );
+/** The devices' newest fixes: those `remembered` holds, the others read from PostgreSQL. */
+async function newestFixes(pool: Pool | PoolClient, imeis: string[], remembered: NewestFixes | undefined): Promise<Map<string, Fix>> {
+  const devices = [...new Set(imeis)];
+  const newest = remembered?.of(devices) ?? new Map<string, Fix>();
+  const unknown = devices.filter((imei) => !newest.has(imei));
+  if (unknown.length === 0) return newest;
+  const result = await pool.query<{ imei: string; gps_time: Date; latitude: number; longitude: number }>(NEWEST_FIXES, [unknown]);
+  for (const row of result.rows) {
+    newest.set(row.imei, { gpsTimeMs: row.gps_time.getTime(), latitude: row.latitude, longitude: row.longitude });
+  }
+  return newest;
+}
+
+/**
+ * Each device's newest fix once the batch is stored, as device_last_locations now holds it: the newest
+ * before, moved forward by the positions this batch inserted unfiltered (a duplicate was stored before,
+ * as filtered or not as it was then).
+ */
+function newestAfter(
+  ordered: TripLocationCommand[],
+  reasons: Array<FilterReason | null>,
+  inserted: ReadonlySet<string>,
+  before: ReadonlyMap<string, Fix>,
+): Map<string, Fix> {
+  const newest = new Map(before);
+  ordered.forEach((trip, index) => {
+    const gpsTimeMs = Date.parse(trip.gpsTime);
+    if (reasons[index] !== null || !inserted.has(keyOf(trip.imei, gpsTimeMs))) return;
+    const known = newest.get(trip.imei);
+    if (!known || gpsTimeMs > known.gpsTimeMs) newest.set(trip.imei, { gpsTimeMs, latitude: trip.latitude, longitude: trip.longitude });
+  });
+  return newest;
 }
 
 const keyOf = (imei: string, gpsTime: number) => `${gpsTime}|${imei}`;
@@ -136,31 +162,68 @@ export function inLockOrder(trips: readonly TripLocationCommand[]): TripLocation
   );
 }
 
-/** Stores the trips, each marked filtered or not by `filters`, and answers one row per trip, in order. */
+/**
+ * Stores the trips, each marked filtered or not by `filters`, and answers one row per trip, in order.
+ * `remembered`: the devices' newest fixes as this writer knows them, asked of PostgreSQL only for the
+ * others, and moved forward by what the batch stored.
+ */
 export async function storeTripLocations(
   pool: Pool | PoolClient,
   trips: TripLocationCommand[],
   filters: FilterSettings = DEFAULT_FILTERS,
+  remembered?: NewestFixes,
 ): Promise<TripLocationRow[]> {
   const ordered = inLockOrder(trips);
-  const imeis = column(ordered, (t) => t.imei);
-  const newest =
-    filters.maxSpeedKmh > 0
-      ? await newestFixes(
-          pool,
-          ordered.map((t) => t.imei),
-        )
-      : new Map<string, Fix>();
+  const devices = ordered.map((t) => t.imei);
+  const measured = filters.maxSpeedKmh > 0;
+  const mark = remembered?.mark();
+  const newest = measured ? await newestFixes(pool, devices, remembered) : new Map<string, Fix>();
+  let stored: StoredBatch;
+  try {
+    stored = await storeOrdered(pool, ordered, filters, newest);
+  } catch (error) {
+    // Committed or not, what PostgreSQL holds for these devices now is not known.
+    remembered?.forget(devices);
+    throw error;
+  }
+  const { reasons, ids, inserted } = stored;
+  if (measured && remembered && mark !== undefined) remembered.remember(newestAfter(ordered, reasons, inserted, newest), mark);
+
+  const unanswered = new Set(inserted);
+  return trips.map((trip) => {
+    const key = keyOf(trip.imei, Date.parse(trip.gpsTime));
+    const row = ids.get(key);
+    if (row === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
+    // The first command of a key in this batch is the one that created the row.
+    const duplicate = !unanswered.delete(key);
+    return { ...row, duplicate };
+  });
+}
+
+interface StoredBatch {
+  /** Why each of the ordered trips is filtered, or null. */
+  reasons: Array<FilterReason | null>;
+  /** The row of each position of the batch, by key. */
+  ids: Map<string, { id: number; filtered: FilterReason | null }>;
+  /** The keys of the positions this batch inserted (the others were stored before). */
+  inserted: Set<string>;
+}
+
+async function storeOrdered(
+  pool: Pool | PoolClient,
+  ordered: TripLocationCommand[],
+  filters: FilterSettings,
+  newest: ReadonlyMap<string, Fix>,
+): Promise<StoredBatch> {
   const reasons = filterReasons(ordered, newest, filters);
-  const gpsTimes = column(ordered, (t) => t.gpsTime);
   const inserted = await pool.query<Row>({
     // Only a batch with a filtered position joins device_last_locations (the heard part), and a generic
     // plan made on a near-empty table joins it by a sequential scan: such a batch is planned for itself.
     ...(reasons.some((reason) => reason !== null) ? {} : { name: 'trip-insert-batch' }),
     text: INSERT_BATCH,
     values: [
-      imeis,
-      gpsTimes,
+      column(ordered, (t) => t.imei),
+      column(ordered, (t) => t.gpsTime),
       column(ordered, (t) => t.latitude),
       column(ordered, (t) => t.longitude),
       column(ordered, (t) => t.speed),
@@ -185,7 +248,7 @@ export async function storeTripLocations(
     ids.set(key, { id: Number(row.id), filtered: row.filtered });
     fresh.add(key);
   }
-  if (inserted.rows.length < trips.length) {
+  if (inserted.rows.length < ordered.length) {
     // Only the positions this statement did not insert are looked up.
     const earlier = ordered.filter((trip) => !fresh.has(keyOf(trip.imei, Date.parse(trip.gpsTime))));
     const existing = await pool.query<Row>(SELECT_EXISTING, [earlier.map((t) => t.imei), earlier.map((t) => t.gpsTime)]);
@@ -195,12 +258,5 @@ export async function storeTripLocations(
     }
   }
 
-  return trips.map((trip) => {
-    const key = keyOf(trip.imei, Date.parse(trip.gpsTime));
-    const row = ids.get(key);
-    if (row === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
-    // The first command of a key in this batch is the one that created the row.
-    const duplicate = !fresh.delete(key);
-    return { ...row, duplicate };
-  });
+  return { reasons, ids, inserted: fresh };
 }

@@ -53,6 +53,11 @@ export interface CommandHandler<S extends z.ZodType> {
    * the commit, so a refused or rolled-back command is never announced.
    */
   announce?: (stored: Array<{ command: z.output<S>; result: StoredCommand }>) => Announcement[];
+  /**
+   * The group has given this instance its partitions, anew after a rebalance: what the handler keeps of
+   * the keys it saw may have been written by another instance since.
+   */
+  assigned?: () => void;
 }
 
 export interface CommandConsumerOptions<S extends z.ZodType> {
@@ -265,6 +270,7 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
       fresh.on(fresh.events.GROUP_JOIN, ({ payload }) => {
         completion.reset();
         offsets.assigned(payload.memberAssignment[topic] ?? []);
+        options.handler.assigned?.();
       });
       await fresh.connect();
       await fresh.subscribe({ topic, fromBeginning: true });
