@@ -2,7 +2,7 @@
 // measures a new fix from (position-filters.ts), without asking PostgreSQL again for a device seen
 // before. A device's commands reach one partition, and so one writer at a time: what the writer stored
 // is what PostgreSQL holds until the group moves partitions, and then all of it is forgotten.
-import type { Fix } from './position-filters';
+import { isNewer, type Fix } from './position-filters';
 
 /**
  * Devices remembered at most, the least lately written forgotten first: about 3 MiB of heap when full,
@@ -36,8 +36,7 @@ export class NewestFixes {
   remember(fixes: ReadonlyMap<string, Fix>, mark: number): void {
     if (mark !== this.generation) return;
     for (const [imei, fix] of fixes) {
-      const known = this.fixes.get(imei);
-      if (known && known.gpsTimeMs >= fix.gpsTimeMs) continue;
+      if (!isNewer(fix, this.fixes.get(imei))) continue;
       // Written again, the device moves to the end of the map's order: the first key is the least lately written.
       this.fixes.delete(imei);
       this.fixes.set(imei, fix);

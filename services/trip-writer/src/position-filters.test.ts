@@ -1,5 +1,5 @@
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import { distanceKm, filterReasons, type FilterSettings } from './position-filters';
+import { distanceKm, filterReasons, isNewer, type FilterSettings } from './position-filters';
 
 const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5 };
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 8, minute)).toISOString();
@@ -8,6 +8,14 @@ const trip = (overrides: Partial<TripLocationCommand>): TripLocationCommand =>
 
 test('the distance between two fixes is the great circle: a degree of latitude is about 111 km', () => {
   expect(distanceKm({ gpsTimeMs: 0, latitude: 0, longitude: 0 }, { gpsTimeMs: 0, latitude: 1, longitude: 0 })).toBeCloseTo(111.2, 1);
+});
+
+test('a fix is the newer only when it is later than the one known, or none is known: the same instant keeps the first', () => {
+  const fix = (gpsTimeMs: number) => ({ gpsTimeMs, latitude: -6.2, longitude: 106.8 });
+  expect(isNewer(fix(2), fix(1))).toBe(true);
+  expect(isNewer(fix(1), undefined)).toBe(true);
+  expect(isNewer(fix(1), fix(1))).toBe(false);
+  expect(isNewer(fix(1), fix(2))).toBe(false);
 });
 
 test('0,0 is zero, an accuracy or hdop past its limit is accuracy, and a limit of 0 turns its rule off', () => {

@@ -36,6 +36,11 @@ export function distanceKm(a: Fix, b: Fix): number {
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
+/** Whether `fix` takes the place of `than` as a device's newest: it is later, or there is none yet. */
+export function isNewer(fix: Fix, than: Fix | undefined): boolean {
+  return than === undefined || fix.gpsTimeMs > than.gpsTimeMs;
+}
+
 function numberAttribute(trip: TripLocationCommand, name: string): number | undefined {
   const value = trip.attributes?.[name];
   return typeof value === 'number' ? value : undefined;
@@ -65,7 +70,7 @@ export function filterReasons(
       const hours = Math.abs(fix.gpsTimeMs - before.gpsTimeMs) / 3_600_000;
       if (distanceKm(before, fix) / hours > settings.maxSpeedKmh) return 'jump';
     }
-    if (!before || fix.gpsTimeMs > before.gpsTimeMs) known.set(trip.imei, fix);
+    if (isNewer(fix, before)) known.set(trip.imei, fix);
     return null;
   });
 }

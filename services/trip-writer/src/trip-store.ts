@@ -9,7 +9,7 @@
 // until it is next analyzed (milliseconds a batch at 5,000 devices).
 import type { Pool, PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import { filterReasons, type FilterReason, type FilterSettings, type Fix } from './position-filters';
+import { filterReasons, isNewer, type FilterReason, type FilterSettings, type Fix } from './position-filters';
 import type { NewestFixes } from './newest-fixes';
 
 /** The row a trip location command came to. */
@@ -136,10 +136,9 @@ function newestAfter(
 ): Map<string, Fix> {
   const newest = new Map(before);
   ordered.forEach((trip, index) => {
-    const gpsTimeMs = Date.parse(trip.gpsTime);
-    if (reasons[index] !== null || !inserted.has(keyOf(trip.imei, gpsTimeMs))) return;
-    const known = newest.get(trip.imei);
-    if (!known || gpsTimeMs > known.gpsTimeMs) newest.set(trip.imei, { gpsTimeMs, latitude: trip.latitude, longitude: trip.longitude });
+    const fix: Fix = { gpsTimeMs: Date.parse(trip.gpsTime), latitude: trip.latitude, longitude: trip.longitude };
+    if (reasons[index] !== null || !inserted.has(keyOf(trip.imei, fix.gpsTimeMs))) return;
+    if (isNewer(fix, newest.get(trip.imei))) newest.set(trip.imei, fix);
   });
   return newest;
 }
@@ -180,7 +179,7 @@ export async function storeTripLocations(
   const newest = measured ? await newestFixes(pool, devices, remembered) : new Map<string, Fix>();
   let stored: StoredBatch;
   try {
-    stored = await storeOrdered(pool, ordered, filters, newest);
+    stored = await storeOrdered(pool, ordered, devices, filters, newest);
   } catch (error) {
     // Committed or not, what PostgreSQL holds for these devices now is not known.
     remembered?.forget(devices);
@@ -209,9 +208,11 @@ interface StoredBatch {
   inserted: Set<string>;
 }
 
+/** Stores the trips in lock order; `devices` are their IMEIs, in that order. */
 async function storeOrdered(
   pool: Pool | PoolClient,
   ordered: TripLocationCommand[],
+  devices: string[],
   filters: FilterSettings,
   newest: ReadonlyMap<string, Fix>,
 ): Promise<StoredBatch> {
@@ -222,7 +223,7 @@ async function storeOrdered(
     ...(reasons.some((reason) => reason !== null) ? {} : { name: 'trip-insert-batch' }),
     text: INSERT_BATCH,
     values: [
-      column(ordered, (t) => t.imei),
+      devices,
       column(ordered, (t) => t.gpsTime),
       column(ordered, (t) => t.latitude),
       column(ordered, (t) => t.longitude),
