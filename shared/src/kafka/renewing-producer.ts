@@ -39,8 +39,10 @@ export function unknownOutcome(error: unknown): boolean {
 
 /**
  * The longest a new producer may take to connect before the attempt is dropped and left to the next
- * failure: a frozen first broker holds it a connection timeout, and a node asked for an id while
- * another is frozen may answer that it is loading for longer.
+ * failure: a frozen first broker holds it a connection timeout, and while the active controller is
+ * frozen a node asked for an id answers that it is loading until its request for a block of ids times
+ * out (the broker's controller.socket.timeout.ms: 3 s in our clusters, Kafka's default 30 s) and goes
+ * to the new controller.
  */
 const RENEW_CONNECT_MS = 2 * KAFKA_REQUEST_TIMEOUT_MS;
 
