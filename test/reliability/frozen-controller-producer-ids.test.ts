@@ -7,13 +7,10 @@
 //
 // A cluster of its own: its brokers have given out no producer id yet, so the first asked of each needs
 // the controller.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { waitForLeaders } from '@fleet/shared/kafka/topics';
-import { createLogger } from '@fleet/shared/logger';
 import type { Admin } from 'kafkajs';
 import { activeController, CLUSTER_NODES, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
-import { startSuiteCluster, stopSuiteCluster } from './suite-cluster';
+import { connectAndSend, startSuiteCluster, stopSuiteCluster, type ConnectAndSend } from './suite-cluster';
 
 /** Longer than Kafka's default controller request timeout, so that a run without the setting says so. */
 const GIVE_UP_MS = 40_000;
@@ -41,32 +38,16 @@ test('the active KRaft controller frozen: new idempotent producers still get the
   expect(controller).toBeDefined();
   const frozen = cluster.nodes.find((node) => node.nodeId === controller)!;
 
-  /** A new producer's connect and send, tried again after a failure as RenewingProducer does: ms until one went through. */
-  const connectAndSend = async (index: number, frozenAt: number): Promise<{ ms: number; failures: string[] }> => {
-    const failures: string[] = [];
-    while (Date.now() - frozenAt < GIVE_UP_MS) {
-      const kafka = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') });
-      const producer = kafka.producer(producerConfig(false));
-      try {
-        await producer.connect();
-        await producer.send({ topic, acks: -1, messages: [{ key: `producer-${index}`, value: 'sent while the controller is frozen' }] });
-        return { ms: Date.now() - frozenAt, failures };
-      } catch (error) {
-        failures.push((error as Error).message);
-        await sleep(100);
-      } finally {
-        await producer.disconnect();
-      }
-    }
-    return { ms: Number.POSITIVE_INFINITY, failures };
-  };
-
   frozen.signal('SIGSTOP');
   const frozenAt = Date.now();
-  let results: Array<{ ms: number; failures: string[] }>;
+  let results: ConnectAndSend[];
   try {
     // At once, before the other two have elected a new controller: the brokers' block requests go to the frozen one.
-    results = await Promise.all(Array.from({ length: 4 }, (_, index) => connectAndSend(index, frozenAt)));
+    results = await Promise.all(
+      Array.from({ length: 4 }, (_, index) =>
+        connectAndSend(cluster.brokers, topic, `producer-${index}`, { since: frozenAt, giveUpMs: GIVE_UP_MS }),
+      ),
+    );
   } finally {
     frozen.signal('SIGCONT');
   }

@@ -16,10 +16,8 @@
 // after the node's last heartbeat, after a new controller is elected when it was the active one) plus a
 // little.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { readConsumerLag } from '@fleet/shared/kafka/consumer-lag';
 import { waitForLeaders } from '@fleet/shared/kafka/topics';
-import { createLogger } from '@fleet/shared/logger';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import { activeController, CLUSTER_NODES, type ClusterNode, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
 import { closeDb } from '../support/harness';
@@ -28,7 +26,7 @@ import { audit, expectPromiseKept, printFigures, problemsLogged, problemsLoggedS
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, warmUp } from './fault-support';
-import { startSuiteCluster, stopSuiteCluster } from './suite-cluster';
+import { connectAndSend, startSuiteCluster, stopSuiteCluster } from './suite-cluster';
 import { eventually } from '../support/eventually';
 import { startStack } from '../support/stack';
 
@@ -261,32 +259,16 @@ test('a node frozen, new idempotent producers listing it first connect through t
   expect(cluster.brokers[0]).toBe(`127.0.0.1:${frozen!.brokerPort}`);
   const producers = 4;
   const failures: string[] = [];
-  /** One new producer's connect and send, as RenewingProducer makes them: tried again after a failure. */
-  const connectAndSend = async (index: number): Promise<boolean> => {
-    const kafka = createKafka({ brokers: cluster.brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') });
-    const producer = kafka.producer(producerConfig(false));
-    try {
-      await producer.connect();
-      await producer.send({ topic, acks: -1, messages: [{ key: `producer-${index}`, value: 'sent while a node is frozen' }] });
-      return true;
-    } catch (error) {
-      failures.push(`producer ${index}: ${(error as Error).message}`);
-      return false;
-    } finally {
-      await producer.disconnect();
-    }
-  };
   frozen!.signal('SIGSTOP');
   try {
     for (let index = 0; index < producers; index++) {
       // A broker asked for a producer id answers that it is loading until its block request to the
       // controller comes back: from a controller that froze, after controller.socket.timeout.ms (3 s
       // here, frozen-controller-producer-ids.test.ts). Tried again, as RenewingProducer does.
-      await eventually(() => connectAndSend(index), 3 * FAULT_MS, { what: `producer ${index} connected and sent`, intervalMs: 100 }).catch(
-        (error: Error) => {
-          throw new Error(`${error.message}: ${failures.join('; ')}`);
-        },
-      );
+      const sent = await connectAndSend(cluster.brokers, topic, `producer-${index}`, { since: Date.now(), giveUpMs: 3 * FAULT_MS });
+      failures.push(...sent.failures.map((failure) => `producer ${index}: ${failure}`));
+      if (!Number.isFinite(sent.ms))
+        throw new Error(`producer ${index} neither connected nor sent in ${3 * FAULT_MS} ms: ${failures.join('; ')}`);
     }
   } finally {
     frozen!.signal('SIGCONT');

@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createKafka } from '@fleet/shared/kafka/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { createLogger } from '@fleet/shared/logger';
 import type { Admin } from 'kafkajs';
 import { freePortRange, localKafkaCluster, type LocalKafkaCluster } from '../../deploy/local/src/kafka-cluster';
@@ -29,4 +30,40 @@ export async function stopSuiteCluster({ dataDir, cluster, admin }: Partial<Suit
   await admin?.disconnect();
   await cluster?.down();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
+
+export interface ConnectAndSend {
+  /** From `since` to the send that went through; infinite if none did before `giveUpMs`. */
+  ms: number;
+  /** The message of each attempt that failed, in order. */
+  failures: string[];
+}
+
+/**
+ * A new idempotent producer connects and sends one record keyed `key`, and is made again after a failure,
+ * as RenewingProducer makes a writer's: until a send goes through or `giveUpMs` from `since` has passed.
+ */
+export async function connectAndSend(
+  brokers: string[],
+  topic: string,
+  key: string,
+  { since, giveUpMs }: { since: number; giveUpMs: number },
+): Promise<ConnectAndSend> {
+  const failures: string[] = [];
+  while (Date.now() - since < giveUpMs) {
+    const producer = createKafka({ brokers, clientId: 'fleet-tests', logger: createLogger('tests', 'silent') }).producer(
+      producerConfig(false),
+    );
+    try {
+      await producer.connect();
+      await producer.send({ topic, acks: -1, messages: [{ key, value: 'sent while a node is frozen' }] });
+      return { ms: Date.now() - since, failures };
+    } catch (error) {
+      failures.push((error as Error).message);
+      await sleep(100);
+    } finally {
+      await producer.disconnect();
+    }
+  }
+  return { ms: Number.POSITIVE_INFINITY, failures };
 }
