@@ -32,6 +32,12 @@ export async function stopSuiteCluster({ dataDir, cluster, admin }: Partial<Suit
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }
 
+/** The records a topic holds: the sum of its partitions' end offsets, as their leaders answer. */
+export async function recordsIn(admin: Admin, topic: string): Promise<number> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return offsets.reduce((sum, partition) => sum + Number(partition.high), 0);
+}
+
 export interface ConnectAndSend {
   /** From `since` to the send that went through; infinite if none did before `giveUpMs`. */
   ms: number;
