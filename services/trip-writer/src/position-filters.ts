@@ -36,6 +36,11 @@ export function distanceKm(a: Fix, b: Fix): number {
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
+/** A trip's fix. */
+export function fixOf(trip: TripLocationCommand): Fix {
+  return { gpsTimeMs: Date.parse(trip.gpsTime), latitude: trip.latitude, longitude: trip.longitude };
+}
+
 /** Whether `fix` takes the place of `than` as a device's newest: it is later, or there is none yet. */
 export function isNewer(fix: Fix, than: Fix | undefined): boolean {
   return than === undefined || fix.gpsTimeMs > than.gpsTimeMs;
@@ -64,7 +69,7 @@ export function filterReasons(
     const hdop = numberAttribute(trip, 'hdop');
     if (settings.maxAccuracyMeters > 0 && accuracy !== undefined && accuracy > settings.maxAccuracyMeters) return 'accuracy';
     if (settings.maxHdop > 0 && hdop !== undefined && hdop > settings.maxHdop) return 'accuracy';
-    const fix: Fix = { gpsTimeMs: Date.parse(trip.gpsTime), latitude: trip.latitude, longitude: trip.longitude };
+    const fix = fixOf(trip);
     const before = known.get(trip.imei);
     if (settings.maxSpeedKmh > 0 && before && before.gpsTimeMs !== fix.gpsTimeMs) {
       const hours = Math.abs(fix.gpsTimeMs - before.gpsTimeMs) / 3_600_000;

@@ -9,7 +9,7 @@
 // until it is next analyzed (milliseconds a batch at 5,000 devices).
 import type { Pool, PoolClient } from 'pg';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
-import { filterReasons, isNewer, type FilterReason, type FilterSettings, type Fix } from './position-filters';
+import { filterReasons, fixOf, isNewer, type FilterReason, type FilterSettings, type Fix } from './position-filters';
 import type { NewestFixes } from './newest-fixes';
 
 /** The row a trip location command came to. */
@@ -136,7 +136,7 @@ function newestAfter(
 ): Map<string, Fix> {
   const newest = new Map(before);
   ordered.forEach((trip, index) => {
-    const fix: Fix = { gpsTimeMs: Date.parse(trip.gpsTime), latitude: trip.latitude, longitude: trip.longitude };
+    const fix = fixOf(trip);
     if (reasons[index] !== null || !inserted.has(keyOf(trip.imei, fix.gpsTimeMs))) return;
     if (isNewer(fix, newest.get(trip.imei))) newest.set(trip.imei, fix);
   });
