@@ -50,7 +50,7 @@ export const launcherEnv = z.object({
   TELTONIKA_METRICS_PORT: z.coerce.number().check(integer()).min(0).default(9466),
   /** The gateway drains for up to this plus a second on stop; the grace period is derived from it. */
   REPLY_TIMEOUT_MS: positiveInt(10_000),
-  /** Extra Node.js arguments for the three services, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
+  /** Extra Node.js arguments for every service, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
   STACK_NODE_ARGS: z
     .string()
     .default('')
