@@ -33,4 +33,14 @@ describe('the quiet fleet', () => {
     expect(table).toContain('- at rest: 5.0% (goal <= 10.0%): met');
     expect(table).toContain('- 50 creates a second: 35.0% (goal <= 30.0%): MISSED');
   });
+
+  test('gives the cost of a create at 50 a second as a multiple of the host yardstick measured in the same run', () => {
+    const steps = [step(0, 0.05), step(50, 0.3)];
+    const yardstick = { rate: 50, microsPerRequest: 400 };
+    const table = quietFleetTable({ startedAt: '2026-11-27T00:00:00.000Z', steps, fit: fitQuietFleet(steps), yardstick });
+    // 0.3 of a core over 50 creates a second is 6,000 µs a create: 15 requests of the bare server.
+    expect(table).toContain(
+      'Host yardstick, in this run: a bare express server used 400 µs of CPU a request at 50 requests a second; a create at 50 a second cost the stack 15.0 times that.',
+    );
+  });
 });

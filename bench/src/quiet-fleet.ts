@@ -2,8 +2,9 @@
 // load rather than the passage of time. Measured at rest and at a few paced rates of trip creates (each
 // from a device of its own, as a fleet reports), with each process's CPU as a share of one core, and
 // fitted as a fixed cost plus a cost per create: what a capacity plan needs, from the rates it plans for.
-import { cpuBetween, cpuSnapshot, type CpuPart, type CpuSources } from './process-cpu';
-import { drive, type LoadRequest } from './load-driver';
+import { cpuBetween, cpuSnapshot, processCpuSeconds, type CpuPart, type CpuSources } from './process-cpu';
+import { drive, type LoadRequest, type Running } from './load-driver';
+import { pacedLoad } from './paced-load';
 import { requestsBetween, type RequestCounts } from './kafka-tools';
 
 /** Creates a second of each step; 0 is the stack at rest. */
@@ -44,6 +45,32 @@ export function fitQuietFleet(steps: readonly Pick<QuietFleetStep, 'rate' | 'tot
   const spread = steps.reduce((sum, step) => sum + (step.rate - meanRate) ** 2, 0);
   const slope = spread === 0 ? 0 : steps.reduce((sum, step) => sum + (step.rate - meanRate) * (step.totalCores - meanCores), 0) / spread;
   return { fixedCores: meanCores - slope * meanRate, perCreateMicros: slope * 1e6 };
+}
+
+/**
+ * The host's price of a quiet request, measured in the same run: a bare express server's CPU per request
+ * at the rate of the 50-a-second step. A process's sleep and wake-up is most of what a request costs at
+ * that rate, and on this kind of host it moves every figure of the table by half from one day to the
+ * next; the stack's cost per create as a multiple of it is what compares from run to run.
+ */
+export interface HostYardstick {
+  /** Requests a second. */
+  rate: number;
+  microsPerRequest: number;
+}
+
+/** The yardstick on `server` (bench/src/hello-world.ts), after a warm-up at ten times the rate. */
+export async function measureYardstick(server: Running, rate: number, seconds: number): Promise<HostYardstick> {
+  const pid = server.process.pid;
+  const request = { method: 'GET' as const, path: () => '/', headers: () => ({}) };
+  await pacedLoad([server.url], request, { ratePerUrl: rate * 10, seconds: Math.min(seconds, 10) });
+  const before = pid === undefined ? null : processCpuSeconds(pid);
+  const result = await pacedLoad([server.url], request, { ratePerUrl: rate, seconds });
+  const after = pid === undefined ? null : processCpuSeconds(pid);
+  if (before === null || after === null) throw new Error('the yardstick server is gone');
+  const answered = result.requests.total - result.non2xx;
+  if (answered === 0) throw new Error('the yardstick server answered nothing');
+  return { rate, microsPerRequest: ((after - before) * 1e6) / answered };
 }
 
 export interface QuietFleetOptions {
@@ -117,7 +144,12 @@ export const QUIET_FLEET_SECTION = {
 const percent = (cores: number | null) => (cores === null ? 'n/a' : `${(cores * 100).toFixed(1)}%`);
 
 /** The steps as a table of CPU shares of one core, the fit, and the targets met or missed. */
-export function quietFleetTable(report: { startedAt: string; steps: QuietFleetStep[]; fit: QuietFleetFit }): string {
+export function quietFleetTable(report: {
+  startedAt: string;
+  steps: QuietFleetStep[];
+  fit: QuietFleetFit;
+  yardstick?: HostYardstick;
+}): string {
   const parts = Object.keys(report.steps[0]?.cores ?? {}) as QuietPart[];
   const rows = report.steps.map(
     (step) =>
@@ -126,6 +158,15 @@ export function quietFleetTable(report: { startedAt: string; steps: QuietFleetSt
   );
   const rest = report.steps.find((step) => step.rate === 0);
   const fifty = report.steps.find((step) => step.rate === 50);
+  const yardstick = report.yardstick;
+  const paced = yardstick && report.steps.find((step) => step.rate === yardstick.rate);
+  const yardstickLine = yardstick
+    ? `Host yardstick, in this run: a bare express server used ${Math.round(yardstick.microsPerRequest)} µs of CPU a request at ` +
+      `${yardstick.rate} requests a second` +
+      (paced
+        ? `; a create at ${paced.rate} a second cost the stack ${((paced.totalCores * 1e6) / paced.rate / yardstick.microsPerRequest).toFixed(1)} times that.`
+        : '.')
+    : undefined;
   const verdict = (value: number | undefined, goal: number) =>
     value === undefined ? 'not measured' : `${percent(value)} (goal <= ${percent(goal)}): ${value <= goal ? 'met' : 'MISSED'}`;
   const requestLines = report.steps
@@ -148,6 +189,7 @@ export function quietFleetTable(report: { startedAt: string; steps: QuietFleetSt
     '',
     `Fitted over the steps: ${percent(report.fit.fixedCores)} of a core fixed, plus ${Math.round(report.fit.perCreateMicros)} µs per create.`,
     '',
+    ...(yardstickLine ? [yardstickLine, ''] : []),
     `- at rest: ${verdict(rest?.totalCores, QUIET_FLEET_TARGETS.restCores)}`,
     `- 50 creates a second: ${verdict(fifty?.totalCores, QUIET_FLEET_TARGETS.fiftyCores)}`,
     ...(requestLines.length > 0

@@ -1,17 +1,18 @@
 // `npm run bench:quiet`: the quiet-fleet scenario alone, on a stack of its own (the launcher's, as `npm
 // start` runs it, Teltonika listener and event processor included, on a broker of the bench's own whose
 // requests it counts by API): the stack at rest and at 50, 150 and 500 paced creates a second, each
-// process's CPU and the broker's requests, the fit of a fixed cost plus a cost per create, and the
-// targets. Saved in bench/results/quiet-fleet.json and written into docs/performance.md.
+// process's CPU and the broker's requests, the fit of a fixed cost plus a cost per create, the
+// targets, and a bare express server's CPU per request at 50 a second as the host's yardstick. Saved
+// in bench/results/quiet-fleet.json and written into docs/performance.md.
 import path from 'node:path';
 import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { saveResults } from './docs-section';
 import { postgresPids } from './process-cpu';
-import { fitQuietFleet, measureQuietFleet, QUIET_FLEET_RATES, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
+import { fitQuietFleet, measureQuietFleet, measureYardstick, QUIET_FLEET_RATES, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
 import { startBenchKafka } from './bench-kafka';
 import { startFleetStack } from './bench-stack';
-import { repoRoot } from './load-driver';
+import { repoRoot, startBaseline } from './load-driver';
 
 const WARMUP_SECONDS = 40;
 
@@ -44,7 +45,10 @@ async function main(): Promise<void> {
       brokerRequests: () => kafka.requestCounts(),
       log,
     });
-    const report = { startedAt: new Date().toISOString(), steps, fit: fitQuietFleet(steps) };
+    log('bench: the host yardstick, a bare express server at 50 requests a second');
+    const hello = await startBaseline('hello-world.js');
+    const yardstick = await measureYardstick(hello, 50, env.BENCH_QUIET_SECONDS).finally(() => hello.process.kill('SIGTERM'));
+    const report = { startedAt: new Date().toISOString(), steps, fit: fitQuietFleet(steps), yardstick };
     const table = quietFleetTable(report);
     saveResults({ resultsDir: env.BENCH_RESULTS_DIR, file: 'quiet-fleet.json', results: report, section: QUIET_FLEET_SECTION, table });
   } finally {
