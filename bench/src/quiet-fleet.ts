@@ -59,14 +59,19 @@ export interface HostYardstick {
   microsPerRequest: number;
 }
 
-/** The yardstick on `server` (bench/src/hello-world.ts), after a warm-up at ten times the rate. */
-export async function measureYardstick(server: Running, rate: number, seconds: number): Promise<HostYardstick> {
-  const pid = server.process.pid;
+/** The rate the yardstick is measured at: that of the 50-a-second target. */
+export const YARDSTICK_RATE = 50;
+
+/** The yardstick on `server` (bench/src/hello-world.ts), after a warm-up at ten times its rate. */
+export async function measureYardstick(server: Running, seconds: number): Promise<HostYardstick> {
+  const { pid } = server.process;
+  if (pid === undefined) throw new Error('the yardstick server did not start');
+  const rate = YARDSTICK_RATE;
   const request = { method: 'GET' as const, path: () => '/', headers: () => ({}) };
   await pacedLoad([server.url], request, { ratePerUrl: rate * 10, seconds: Math.min(seconds, 10) });
-  const before = pid === undefined ? null : processCpuSeconds(pid);
+  const before = processCpuSeconds(pid);
   const result = await pacedLoad([server.url], request, { ratePerUrl: rate, seconds });
-  const after = pid === undefined ? null : processCpuSeconds(pid);
+  const after = processCpuSeconds(pid);
   if (before === null || after === null) throw new Error('the yardstick server is gone');
   const answered = result.requests.total - result.non2xx;
   if (answered === 0) throw new Error('the yardstick server answered nothing');

@@ -9,7 +9,15 @@ import { z } from 'zod';
 import { loadConfig, positiveInt } from '@fleet/shared/config';
 import { saveResults } from './docs-section';
 import { postgresPids } from './process-cpu';
-import { fitQuietFleet, measureQuietFleet, measureYardstick, QUIET_FLEET_RATES, QUIET_FLEET_SECTION, quietFleetTable } from './quiet-fleet';
+import {
+  fitQuietFleet,
+  measureQuietFleet,
+  measureYardstick,
+  QUIET_FLEET_RATES,
+  QUIET_FLEET_SECTION,
+  quietFleetTable,
+  YARDSTICK_RATE,
+} from './quiet-fleet';
 import { startBenchKafka } from './bench-kafka';
 import { startFleetStack } from './bench-stack';
 import { repoRoot, startBaseline } from './load-driver';
@@ -45,9 +53,9 @@ async function main(): Promise<void> {
       brokerRequests: () => kafka.requestCounts(),
       log,
     });
-    log('bench: the host yardstick, a bare express server at 50 requests a second');
+    log(`bench: the host yardstick, a bare express server at ${YARDSTICK_RATE} requests a second`);
     const hello = await startBaseline('hello-world.js');
-    const yardstick = await measureYardstick(hello, 50, env.BENCH_QUIET_SECONDS).finally(() => hello.process.kill('SIGTERM'));
+    const yardstick = await measureYardstick(hello, env.BENCH_QUIET_SECONDS).finally(() => hello.process.kill('SIGTERM'));
     const report = { startedAt: new Date().toISOString(), steps, fit: fitQuietFleet(steps), yardstick };
     const table = quietFleetTable(report);
     saveResults({ resultsDir: env.BENCH_RESULTS_DIR, file: 'quiet-fleet.json', results: report, section: QUIET_FLEET_SECTION, table });
