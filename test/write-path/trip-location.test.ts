@@ -2,7 +2,14 @@ import { SignJWT } from 'jose';
 import { gatewayConfig, start as startGateway, type Gateway } from '@fleet/gateway';
 import { closeKafka, messagesIn } from '../support/kafka';
 import { buildTrip, closeDb, db, postForm, postJson, signToken, TEST_JWT_SECRET, type Stack } from '../support/harness';
-import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import {
+  DEVICES_PATH,
+  GEOFENCES_PATH,
+  TRIP_LOCATION_BATCH_PATH,
+  TRIP_LOCATION_PATH,
+  VEHICLE_GROUP_PATH,
+  WEBHOOKS_PATH,
+} from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
 
 let stack: Stack;
@@ -331,6 +338,24 @@ describe('bad input', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ code: 'E-V1/1-02', message: 'The request body could not be parsed', detail: 'the body is not valid JSON' });
   });
+
+  test.each([
+    [TRIP_LOCATION_PATH, 'null', 'Expected object, received null'],
+    [TRIP_LOCATION_PATH, '42', 'Expected object, received number'],
+    [VEHICLE_GROUP_PATH, '"Cold chain"', 'Expected object, received string'],
+    [TRIP_LOCATION_BATCH_PATH, 'null', 'Expected an array of trip locations'],
+    [DEVICES_PATH, 'null', 'Expected object, received null'],
+    [GEOFENCES_PATH, 'true', 'Expected object, received boolean'],
+    [WEBHOOKS_PATH, 'null', 'Expected object, received null'],
+  ])(
+    'a JSON body of %s that is %s, valid JSON but no object, is refused by its schema as invalid, not as unparsable',
+    async (path, body, expected) => {
+      const res = await postJson(`${stack.url}${path}`, body, auth);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'E-V1/1-01', message: 'The request body is invalid' });
+      expect(res.body.issues).toEqual([expect.objectContaining({ path: '', message: expected })]);
+    },
+  );
 
   test('an unsupported content type responds 415 JSON', async () => {
     const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' });

@@ -2,7 +2,6 @@
 // giving it a new key (scope devices:write), the token checked before a body is read as on the write
 // routes; and the list of devices with their status (scope positions:read), which a token bound to one
 // device may not read.
-import express from 'express';
 import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
@@ -11,7 +10,7 @@ import { registerDevice, type DeviceEnrolment } from '../devices/register-device
 import type { PositionRoutesDeps } from './position-routes';
 import { bodyOf, queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface DeviceRoutesDeps {
   writes: WriteRoutesDeps;
@@ -23,7 +22,7 @@ export interface DeviceRoutesDeps {
 export function deviceHandlers(
   deps: DeviceRoutesDeps,
 ): Pick<RouteHandlers, 'registerDevice' | 'listDevices' | 'updateDevice' | 'removeDevice' | 'rotateDeviceKey'> {
-  const parsers = { [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }) };
+  const parsers = { [JSON_TYPE]: jsonParser(deps.writes.bodyLimit) };
   return {
     async registerDevice(req, res) {
       const device = deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim);

@@ -1,7 +1,6 @@
 // Geofences: POST and GET /fleet/api/v1/geofences, GET and DELETE /fleet/api/v1/geofences/{id}, with a
 // token (scopes geofences:write and geofences:read when JWT_REQUIRED_SCOPES=true). A token bound to one
 // device reads them but may not change them: a geofence applies to every device.
-import express from 'express';
 import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
@@ -9,7 +8,7 @@ import type { Geofences } from '../geofences/geofences';
 import { single } from '../query-parameters';
 import { bodyOf, queryOf, type Answer, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface GeofenceRoutesDeps {
   writes: WriteRoutesDeps;
@@ -19,7 +18,7 @@ export interface GeofenceRoutesDeps {
 export function geofenceHandlers(
   deps: GeofenceRoutesDeps,
 ): Pick<RouteHandlers, 'createGeofence' | 'listGeofences' | 'getGeofence' | 'deleteGeofence'> {
-  const parsers = { [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }) };
+  const parsers = { [JSON_TYPE]: jsonParser(deps.writes.bodyLimit) };
   const refuseDeviceToken = (res: Answer) => {
     if (deviceOf(verifiedTokenOf(res), deps.writes.deviceClaim) !== undefined) {
       throw new AppError({ kind: 'deviceForbidden', detail: 'a token bound to one device may not change the geofences of every device' });

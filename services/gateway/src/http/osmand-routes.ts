@@ -21,7 +21,7 @@ import type { TrackerPositionSchema } from '@fleet/write-path/trip-request';
 import { MAX_BATCH_POSITIONS } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
 import { bodyOf, queryOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';
-import { FORM_FIELDS_MAX, JSON_TYPE, readBody, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { FORM_FIELDS_MAX, JSON_TYPE, jsonParser, readBody, requireUtf8, type WriteRoutesDeps } from './write-routes';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -36,8 +36,8 @@ export interface OsmandRoutesDeps {
 
 export function osmandHandlers(deps: OsmandRoutesDeps): Pick<RouteHandlers, 'osmandGet' | 'osmandPost'> {
   const parsers: Record<string, Middleware> = {
-    // Not strict: Traccar Client 10 may send an array of locations.
-    [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, strict: false, verify: requireUtf8 }),
+    // Traccar Client 10 may send an array of locations.
+    [JSON_TYPE]: jsonParser(deps.writes.bodyLimit),
     [FORM_TYPE]: express.urlencoded({
       limit: deps.writes.bodyLimit,
       extended: false,

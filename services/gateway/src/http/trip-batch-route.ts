@@ -8,7 +8,7 @@ import { recordTripBatch } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
 import { bodyOf, type Middleware, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, JSON_TYPE, jsonParser, requireUtf8, type WriteRoutesDeps } from './write-routes';
 
 export const NDJSON_TYPE = 'application/x-ndjson';
 
@@ -30,8 +30,7 @@ export function parseNdjson(text: string): unknown[] {
 
 export function tripBatchHandler(deps: WriteRoutesDeps): Pick<RouteHandlers, 'createTripLocationBatch'> {
   const parsers: Record<string, Middleware> = {
-    // Not strict: a body that is JSON but not an array is answered "expected an array", not "not JSON".
-    [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, strict: false, verify: requireUtf8 }),
+    [JSON_TYPE]: jsonParser(deps.bodyLimit),
     [NDJSON_TYPE]: express.text({ limit: deps.bodyLimit, type: NDJSON_TYPE, defaultCharset: 'utf-8', verify: requireUtf8 }),
   };
 

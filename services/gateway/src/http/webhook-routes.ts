@@ -1,7 +1,6 @@
 // Webhooks: POST and GET /fleet/api/v1/webhooks, GET and DELETE /fleet/api/v1/webhooks/{id}, with a token
 // (scope webhooks:write when JWT_REQUIRED_SCOPES=true). A token bound to one device may not touch them: a
 // webhook receives every device's events.
-import express from 'express';
 import { AppError } from '@fleet/shared/errors';
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
@@ -9,7 +8,7 @@ import { single } from '../query-parameters';
 import type { Webhooks } from '../webhooks/webhooks';
 import { bodyOf, queryOf, type Answer, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface WebhookRoutesDeps {
   writes: WriteRoutesDeps;
@@ -19,7 +18,7 @@ export interface WebhookRoutesDeps {
 export function webhookHandlers(
   deps: WebhookRoutesDeps,
 ): Pick<RouteHandlers, 'createWebhook' | 'listWebhooks' | 'getWebhook' | 'deleteWebhook'> {
-  const parsers = { [JSON_TYPE]: express.json({ limit: deps.writes.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }) };
+  const parsers = { [JSON_TYPE]: jsonParser(deps.writes.bodyLimit) };
   const refuseDeviceToken = (res: Answer) => {
     if (deviceOf(verifiedTokenOf(res), deps.writes.deviceClaim) !== undefined) {
       throw new AppError({

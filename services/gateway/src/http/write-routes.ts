@@ -57,6 +57,14 @@ export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: B
   }
 }
 
+/**
+ * The JSON body parser of every route. Not strict: `null`, a number or a string is JSON, and is refused
+ * by the route's schema naming what it expected, not as a body that could not be parsed.
+ */
+export function jsonParser(limit: string | number): Middleware {
+  return express.json({ limit, type: JSON_TYPE, strict: false, verify: requireUtf8 });
+}
+
 /** Runs a body parser (body-parser's middleware) to completion: req.body is set, or the parser's error is thrown. */
 export function parseWith(parser: Middleware, req: IncomingMessage, res: Answer): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -117,7 +125,7 @@ export async function readBody(
 
 export function writeHandlers(deps: WriteRoutesDeps): Pick<RouteHandlers, 'createTripLocation' | 'createVehicleGroup'> {
   const parsers: Record<string, Middleware> = {
-    [JSON_TYPE]: express.json({ limit: deps.bodyLimit, type: JSON_TYPE, verify: requireUtf8 }),
+    [JSON_TYPE]: jsonParser(deps.bodyLimit),
     [FORM_TYPE]: express.urlencoded({
       limit: deps.bodyLimit,
       extended: false,
