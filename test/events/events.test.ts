@@ -17,10 +17,12 @@ import { testClient, apiClient, type ApiClient } from '../support/api-client';
 import { eventually } from '../support/eventually';
 import { EventStream } from '../support/event-stream';
 import { closeDb, db, signToken, uniqueDeviceImei, type Stack } from '../support/harness';
-import { closeKafka } from '../support/kafka';
+import { closeKafka, produceRaw } from '../support/kafka';
 import { scrape } from '../support/scrape';
 import { startStack } from '../support/stack';
 import { TeltonikaDevice } from '../support/teltonika-device';
+import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
+import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import {
   DEVICES_PATH,
   EVENTS_PATH,
@@ -219,6 +221,26 @@ describe('events from a scripted track', () => {
     expect((await eventsOf(imei)).map((e) => [e.type, e.positionId])).toEqual([
       ['deviceOffline', first],
       ['deviceOnline', next],
+    ]);
+  });
+});
+
+describe('a trip-writer that stops between its commit and its announcement', () => {
+  test('the committed position raises its event once its command comes again, and once only, however often it comes', async () => {
+    const imei = uniqueDeviceImei();
+    await processed(imei, await api.postTrip(fix(imei, { ignition: false })));
+    // What the stopped writer left: the row committed, not announced, the command's offset not committed.
+    const command = { ...fix(imei, { ignition: true }), receivedAt: new Date().toISOString() } as TripLocationCommand;
+    const [committed] = await storeTripLocations(db(), [command]);
+    // Delivered again twice: the second as after a writer that announced it and stopped before its offset.
+    for (let delivery = 0; delivery < 2; delivery += 1) {
+      await produceRaw(`${stack.prefix}.trip-locations`, [{ key: imei, value: JSON.stringify(command) }]);
+    }
+    const next = await api.postTrip(fix(imei, { ignition: true }));
+    await processed(imei, next);
+
+    expect((await eventsOf(imei)).filter((e) => !e.type.startsWith('device')).map((e) => [e.type, e.positionId])).toEqual([
+      ['ignitionOn', committed!.id],
     ]);
   });
 });

@@ -154,7 +154,7 @@ describe(`with ${BACKFILL_DAYS} daily partitions`, () => {
       const [stored] = await storeTripLocations(client, [
         { ...(backfill[0] as unknown as TripLocationCommand), receivedAt: new Date().toISOString() },
       ]);
-      expect(stored).toEqual({ id: firstIds[0], duplicate: true, filtered: null });
+      expect(stored).toEqual({ id: firstIds[0], duplicate: true, redelivered: false, filtered: null });
       const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`);
       // trip_locations, one partition, their indexes, device_last_locations and its index: a handful.
       expect(rows[0].n).toBeLessThan(20);

@@ -117,6 +117,36 @@ test('a backlog stored at once is committed and announced whole, though its anno
   expect(announced).toEqual(rows.rows.map((row) => Number(row.id)));
 });
 
+test('a position a writer committed and then stopped before announcing is announced when its command comes again; a client retry of it is not', async () => {
+  const imei = uniqueImei();
+  const receivedAt = new Date().toISOString();
+  const command = {
+    imei,
+    gpsTime: new Date(Date.now() - 60_000).toISOString(),
+    latitude: -6.2,
+    longitude: 106.8,
+    speed: 40,
+    ignition: true,
+    receivedAt,
+  };
+  // What the stopped writer left: the row committed, nothing announced, the command's offset not committed.
+  const [committed] = await storeTripLocations(db(), [command]);
+  const retry = { ...command, receivedAt: new Date(Date.parse(receivedAt) + 5000).toISOString() };
+  await produceRaw(`${stack.prefix}.trip-locations`, [
+    { key: imei, value: JSON.stringify(command) },
+    { key: imei, value: JSON.stringify(retry) },
+  ]);
+
+  const group = `${stack.prefix}.trip-writer`;
+  const topic = `${stack.prefix}.trip-locations`;
+  await eventually(async () => (await groupLag(group, topic)) === 0, 30_000, { what: 'both commands to be committed', intervalMs: 250 });
+  const announced = (await readTopic(`${stack.prefix}.positions`, Number.MAX_SAFE_INTEGER, 5000)).flatMap((message) =>
+    (JSON.parse(message.value!) as Array<{ id: number; imei: string; receivedAt: string }>).filter((event) => event.imei === imei),
+  );
+  expect(announced).toEqual([expect.objectContaining({ id: committed!.id, imei, receivedAt })]);
+  expect(await rowsFor([imei])).toHaveLength(1);
+});
+
 test('a writer stopped and restarted mid-stream loses nothing and duplicates nothing', async () => {
   const trips = Array.from({ length: 300 }, () => buildTrip());
   let answered = 0;

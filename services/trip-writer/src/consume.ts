@@ -99,8 +99,9 @@ export function positionAnnouncements(
 
 /**
  * `positionsTopic`: where each committed position is announced for live streams (positionAnnouncements),
- * placed by `published`, its partitions. A position stored before (a retry) is not new, and a filtered
- * one (position-filters.ts) is stored and answered but never announced. The handler remembers its
+ * placed by `published`, its partitions. A position stored before by a client's retry is not new, but
+ * one whose very command comes again is announced again: the writer that stored it may have stopped
+ * before announcing it. A filtered one (position-filters.ts) is stored and answered but never announced. The handler remembers its
  * devices' newest fixes (newest-fixes.ts) until the group next gives it its partitions.
  */
 export function consumeTripLocations(
@@ -115,9 +116,10 @@ export function consumeTripLocations(
     schema: tripLocationCommandSchema,
     async store(trips) {
       const rows = await storeInPartitions(pool, guard, trips, filtering.settings, remembered);
-      return rows.map(({ id, duplicate, filtered }, index) => {
+      return rows.map(({ id, duplicate, redelivered, filtered }, index) => {
         if (filtered !== null && !duplicate) filtering.counted(filtered);
-        return { id, duplicate, silent: filtered !== null, information: tripInformation(trips[index]!, duplicate) };
+        const information = tripInformation(trips[index]!, duplicate);
+        return { id, duplicate, redelivered, silent: filtered !== null, information };
       });
     },
     announce(stored) {

@@ -17,6 +17,12 @@ export interface TripLocationRow {
   id: number;
   /** True when the row existed before this command (a retry or a redelivery). */
   duplicate: boolean;
+  /**
+   * True when the row existed before and holds this very command, received at the same instant: the
+   * command delivered again after a writer committed it and stopped before sending what followed (a
+   * client's retry is a new request, received later). Only the first of a key in a batch.
+   */
+  redelivered: boolean;
   /** Why the position is not fit to use (position-filters.ts); null when it is. */
   filtered: FilterReason | null;
 }
@@ -98,7 +104,7 @@ const NEWEST_FIXES = 'SELECT imei, gps_time, latitude, longitude FROM device_las
  * for the same reason: a named statement's generic plan prunes only after it has locked every partition.
  */
 const SELECT_EXISTING = `
-  SELECT t.id, t.imei, t.gps_time, t.filtered
+  SELECT t.id, t.imei, t.gps_time, t.filtered, t.received_at
   FROM trip_locations t
   JOIN unnest($1::text[], $2::timestamptz[]) AS k(imei, gps_time) ON t.imei = k.imei AND t.gps_time = k.gps_time
   WHERE t.gps_time = ANY($2::timestamptz[])`;
@@ -108,6 +114,8 @@ interface Row {
   imei: string;
   gps_time: Date;
   filtered: FilterReason | null;
+  /** Only in SELECT_EXISTING's rows. */
+  received_at?: Date;
 }
 
 /** The devices' newest fixes: those `remembered` holds, the others read from PostgreSQL. */
@@ -189,21 +197,31 @@ export async function storeTripLocations(
   if (measured && remembered && mark !== undefined) remembered.remember(newestAfter(ordered, reasons, inserted, newest), mark);
 
   const unanswered = new Set(inserted);
+  const redelivered = new Set<string>();
   return trips.map((trip) => {
     const key = keyOf(trip.imei, Date.parse(trip.gpsTime));
     const row = ids.get(key);
     if (row === undefined) throw new Error(`trip location ${key} was neither inserted nor found`);
     // The first command of a key in this batch is the one that created the row.
     const duplicate = !unanswered.delete(key);
-    return { ...row, duplicate };
+    const again = row.receivedAtMs === Date.parse(trip.receivedAt) && !redelivered.has(key);
+    if (again) redelivered.add(key);
+    return { id: row.id, filtered: row.filtered, duplicate, redelivered: again };
   });
+}
+
+interface StoredRow {
+  id: number;
+  filtered: FilterReason | null;
+  /** The stored row's received_at, for a position stored before this batch. */
+  receivedAtMs?: number;
 }
 
 interface StoredBatch {
   /** Why each of the ordered trips is filtered, or null. */
   reasons: Array<FilterReason | null>;
-  /** The row of each position of the batch, by key. */
-  ids: Map<string, { id: number; filtered: FilterReason | null }>;
+  /** The row of each position of the batch, by key; with its receipt time when it was stored before. */
+  ids: Map<string, StoredRow>;
   /** The keys of the positions this batch inserted (the others were stored before). */
   inserted: Set<string>;
 }
@@ -242,7 +260,7 @@ async function storeOrdered(
     ],
   });
 
-  const ids = new Map<string, { id: number; filtered: FilterReason | null }>();
+  const ids = new Map<string, StoredRow>();
   const fresh = new Set<string>();
   for (const row of inserted.rows) {
     const key = keyOf(row.imei, row.gps_time.getTime());
@@ -255,7 +273,7 @@ async function storeOrdered(
     const existing = await pool.query<Row>(SELECT_EXISTING, [earlier.map((t) => t.imei), earlier.map((t) => t.gpsTime)]);
     for (const row of existing.rows) {
       const key = keyOf(row.imei, row.gps_time.getTime());
-      if (!ids.has(key)) ids.set(key, { id: Number(row.id), filtered: row.filtered });
+      if (!ids.has(key)) ids.set(key, { id: Number(row.id), filtered: row.filtered, receivedAtMs: row.received_at?.getTime() });
     }
   }
 

@@ -50,7 +50,9 @@ export interface CommandHandler<S extends z.ZodType> {
   store: (commands: Array<z.output<S>>) => Promise<HandledCommand[]>;
   /**
    * Events to publish about what a batch stored, sent in the produce that carries its replies: after
-   * the commit, so a refused or rolled-back command is never announced.
+   * the commit, so a refused or rolled-back command is never announced. A command stored before is
+   * announced again only when it is redelivered (StoredCommand.redelivered): at least once, for
+   * readers that recognise what they have seen.
    */
   announce?: (stored: Array<{ command: z.output<S>; result: StoredCommand }>) => Announcement[];
   /**
@@ -218,7 +220,8 @@ export async function startCommandConsumer<S extends z.ZodType>(options: Command
     if (handler.announce) {
       const stored = commands.flatMap((command, index) => {
         const result = outcomes[index];
-        return result && isStored(result) && !result.duplicate && !result.silent ? [{ command, result }] : [];
+        const announced = result && isStored(result) && !result.silent && (!result.duplicate || result.redelivered);
+        return announced ? [{ command, result }] : [];
       });
       if (stored.length) outgoing.push(...handler.announce(stored).map((event) => ({ event })));
     }

@@ -25,6 +25,11 @@ export interface StoredCommand {
   information: string;
   /** True when the command had already been stored (a retry or a redelivery). */
   duplicate: boolean;
+  /**
+   * A duplicate that is this very command delivered again, after the writer that stored it stopped
+   * before sending what followed: announced again, since its first announcement may never have gone.
+   */
+  redelivered?: boolean;
   /** Stored and answered, but not to be announced: a position the writer filtered as unfit to use. */
   silent?: boolean;
 }
