@@ -91,7 +91,7 @@ const documentedSecrets = new Map(
     .filter((o) => o.kind === 'Secret')
     .map((secret) => [secret.metadata.name, Object.keys({ ...secret.data, ...secret.stringData })]),
 );
-const appDeployments: ServiceName[] = ['gateway', 'trip-writer', 'group-writer', 'teltonika'];
+const appDeployments: ServiceName[] = ['gateway', 'trip-writer', 'group-writer', 'teltonika', 'event-processor'];
 const monitoringDir = path.join(repoRoot, 'deploy', 'k8s', 'components', 'monitoring');
 
 function container(objects: K8sObject[], kind: string, name: string): IContainer {
@@ -174,7 +174,7 @@ describe.each(renders)('deploy/k8s $name', ({ name, objects }) => {
     }
   });
 
-  test('the gateway, both writers, the Teltonika listener, the topic Job and the migration Job are all there', () => {
+  test('the gateway, both writers, the event processor, the Teltonika listener, the topic Job and the migration Job are all there', () => {
     for (const deployment of appDeployments) expect(() => findObject(objects, 'Deployment', deployment)).not.toThrow();
     for (const job of ['fleet-create-topics', 'fleet-migrate']) expect(() => findObject(objects, 'Job', job)).not.toThrow();
   });

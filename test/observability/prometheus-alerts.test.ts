@@ -1,5 +1,5 @@
 // The operator's kit against the running stack: a real Prometheus (Debian's package, a server of this
-// test's own) scrapes the gateway and both writers as real processes, with the rules of
+// test's own) scrapes the gateway, both writers and the event processor as real processes, with the rules of
 // deploy/observability/alerts.yml (their `for` shortened to seconds; promtool tests the real file in
 // alert-rules.test.ts). Every expression of the dashboard and the rules must parse and name only metrics
 // the services serve; a writer killed with SIGKILL must show up as FleetWriterDown firing in the API.
@@ -17,6 +17,7 @@ const TEST_FOR = '2s';
 let gateway: ServiceProcess;
 let tripWriter: ServiceProcess;
 let groupWriter: ServiceProcess;
+let eventProcessor: ServiceProcess;
 let prometheus: PrometheusServer;
 
 interface Alert {
@@ -41,6 +42,7 @@ beforeAll(async () => {
   const env = baseEnv(prefix, { LOG_LEVEL: 'info', KAFKA_SESSION_TIMEOUT_MS: '6000' });
   tripWriter = await spawnService('trip-writer', env);
   groupWriter = await spawnService('group-writer', env);
+  eventProcessor = await spawnService('event-processor', env);
   gateway = await spawnService('gateway', env);
 
   // Traffic of each kind, so that the labelled series exist as they do in production.
@@ -57,10 +59,11 @@ beforeAll(async () => {
       { service: 'gateway', address: `127.0.0.1:${gateway.port}` },
       { service: 'trip-writer', address: `127.0.0.1:${tripWriter.port}` },
       { service: 'group-writer', address: `127.0.0.1:${groupWriter.port}` },
+      { service: 'event-processor', address: `127.0.0.1:${eventProcessor.port}` },
     ],
   });
-  await eventually(async () => Object.keys(await targetsUp()).length === 3, 30_000, {
-    what: 'Prometheus to scrape the three services',
+  await eventually(async () => Object.keys(await targetsUp()).length === 4, 30_000, {
+    what: 'Prometheus to scrape the four services',
     intervalMs: 250,
   });
 }, 120_000);
@@ -74,7 +77,7 @@ afterAll(async () => {
 
 test('every expression of the dashboard and the rules parses, and every metric it names is served by the stack', async () => {
   const served = new Set<string>();
-  for (const service of [gateway, tripWriter, groupWriter]) {
+  for (const service of [gateway, tripWriter, groupWriter, eventProcessor]) {
     const metrics = await scrape(`${service.url}/metrics`);
     for (const line of metrics.text.split('\n')) {
       const name = /^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/.exec(line)?.[1];
@@ -82,7 +85,7 @@ test('every expression of the dashboard and the rules parses, and every metric i
     }
   }
   // `up` is the one series Prometheus makes itself, per target; it must exist for every service.
-  expect(await targetsUp()).toEqual({ gateway: 1, 'trip-writer': 1, 'group-writer': 1 });
+  expect(await targetsUp()).toEqual({ gateway: 1, 'trip-writer': 1, 'group-writer': 1, 'event-processor': 1 });
   served.add('up');
 
   const expressions = [
@@ -106,12 +109,12 @@ test('every expression of the dashboard and the rules parses, and every metric i
 }, 60_000);
 
 test('a trip-writer killed with SIGKILL: FleetWriterDown fires for it through the Prometheus API', async () => {
-  // Before: all three scraped, and the alert neither pending nor firing.
+  // Before: all four scraped, and the alert neither pending nor firing.
   await eventually(async () => (await activeAlerts('FleetWriterDown')).length === 0, 30_000, {
     what: 'FleetWriterDown to be inactive',
     intervalMs: 250,
   });
-  expect(await targetsUp()).toEqual({ gateway: 1, 'trip-writer': 1, 'group-writer': 1 });
+  expect(await targetsUp()).toEqual({ gateway: 1, 'trip-writer': 1, 'group-writer': 1, 'event-processor': 1 });
 
   tripWriter.kill('SIGKILL');
   expect(await tripWriter.exited).toBe('SIGKILL');

@@ -2,7 +2,7 @@
 // from a position's receipt to its events' commit, and the webhooks' deliveries.
 import type { Pool } from 'pg';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { EventType } from '@fleet/shared/events/fleet-event';
+import { EVENT_TYPES, type EventType } from '@fleet/shared/events/fleet-event';
 
 export type DeliveryOutcome = 'delivered' | 'failed' | 'dropped';
 
@@ -53,6 +53,8 @@ export function createEventMetrics(registry: Registry, pool: Pool): EventMetrics
       this.set(rows[0]?.age ?? 0);
     },
   });
+  // Every series from the start, at 0: a rate over a series that appears with its first event misses it.
+  for (const type of EVENT_TYPES) raised.inc({ type }, 0);
   for (const outcome of ['delivered', 'failed', 'dropped']) deliveries.inc({ outcome }, 0);
   return {
     positions: (count) => positions.inc(count),
