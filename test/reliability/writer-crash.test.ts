@@ -1,9 +1,10 @@
 // Fault 1: the trip-writer process is killed with SIGKILL while 2,000 posts are in flight, and another
 // is started. Whatever the killed writer had stored but not committed is redelivered to the new one and
-// found as a duplicate; whatever timed out is answered 503 and stored once when the client retries.
+// found as a duplicate (and announced, since the killed writer may have died before announcing it);
+// whatever timed out is answered 503 and stored once when the client retries.
 import { topicsFor } from '@fleet/shared/kafka/topics';
-import { closeKafka, committedOffsets, groupLag } from '../support/kafka';
-import { closeDb } from '../support/harness';
+import { closeKafka, committedOffsets, groupLag, readTopic } from '../support/kafka';
+import { closeDb, db } from '../support/harness';
 import { stopAllServices } from '../support/processes';
 import { audit, expectOneReplyPerDelivery, expectPromiseKept, printFigures, replyCounts, storedCount } from './fault-audit';
 import { authorization, retryUnconfirmed, startLoad } from './fault-load';
@@ -89,6 +90,16 @@ test('a trip-writer killed with SIGKILL mid-load and another started: every 200 
   );
 
   expectPromiseKept(figures);
+  // Every stored position was announced to the live streams and the event processor, those the killed
+  // writer committed and died before announcing among them: their redelivery announces them.
+  const { rows } = await db().query<{ id: string }>('SELECT id FROM trip_locations WHERE imei = ANY($1)', [
+    load.posts.map((post) => String(post.trip.imei)),
+  ]);
+  const announcements = await readTopic(topicsFor(stack.prefix).positions, Number.MAX_SAFE_INTEGER, 10_000);
+  const announced = new Set(
+    announcements.flatMap((message) => (JSON.parse(message.value!) as Array<{ id: number }>).map((event) => event.id)),
+  );
+  expect(rows.map((row) => Number(row.id)).filter((id) => !announced.has(id))).toEqual([]);
   expect(inFlight).toBeGreaterThan(0);
   expect(redeliveredDuplicates).toBeGreaterThan(0);
   expect(recoverySeconds).toBeLessThanOrEqual(recoveryBoundSeconds(stack.env));
