@@ -101,8 +101,9 @@ export function positionAnnouncements(
  * `positionsTopic`: where each committed position is announced for live streams (positionAnnouncements),
  * placed by `published`, its partitions. A position stored before by a client's retry is not new, but
  * one whose very command comes again is announced again: the writer that stored it may have stopped
- * before announcing it. A filtered one (position-filters.ts) is stored and answered but never announced. The handler remembers its
- * devices' newest fixes (newest-fixes.ts) until the group next gives it its partitions.
+ * before announcing it. A filtered one (position-filters.ts) is stored and answered but never
+ * announced. The handler remembers its devices' newest fixes (newest-fixes.ts) until the group next
+ * gives it its partitions.
  */
 export function consumeTripLocations(
   pool: Pool,
