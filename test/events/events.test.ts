@@ -267,6 +267,30 @@ describe('positions that must raise nothing', () => {
     expect((await scrape(processorMetrics())).value('fleet_events_late_positions_total')).toBe(lateBefore + 5);
   });
 
+  test('a geofence created or deleted while the processor runs applies from the next fix on', async () => {
+    const imei = uniqueDeviceImei();
+    const gate: [number, number] = [center[0], center[1] - 0.05];
+    const atGate = { longitude: gate[0], latitude: gate[1] };
+    const before = await api.postTrip(fix(imei, atGate));
+    await processed(imei, before);
+    const created = await api.post(GEOFENCES_PATH, { name: 'Gate', area: { type: 'Circle', center: gate, radiusMeters: 300 } });
+    expect(created.status).toBe(200);
+    const gateId: number = created.body.data.id;
+    const entered = await api.postTrip(fix(imei, atGate));
+    await processed(imei, entered);
+    expect((await api.delete(`${GEOFENCES_PATH}/${gateId}`)).status).toBe(200);
+    const after = await api.postTrip(fix(imei, atGate));
+    await processed(imei, after);
+
+    const { rows } = await db().query(
+      `SELECT type, position_id FROM events WHERE imei = $1 AND attributes->>'geofenceId' = $2 ORDER BY id`,
+      [imei, String(gateId)],
+    );
+    expect(rows.map((row) => [row.type, Number(row.position_id)])).toEqual([['geofenceEnter', entered]]);
+    const state = await db().query('SELECT geofence_ids FROM event_device_states WHERE imei = $1', [imei]);
+    expect(state.rows[0].geofence_ids).toEqual([]);
+  });
+
   test('a filtered fix raises nothing and stays out of the last location', async () => {
     const imei = uniqueDeviceImei();
     const kept = await api.postTrip(fix(imei, { ignition: true }));
