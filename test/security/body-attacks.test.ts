@@ -50,6 +50,8 @@ async function send(path: string, body: string | Buffer, headers: Record<string,
 function expectJsonError(answer: Answer, status: number, code: string): void {
   expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
   expect(answer.contentType).toMatch(/^application\/json/);
+  // The error's own fields and nothing else: never any part of the body it refuses.
+  expect(Object.keys(answer.body).filter((key) => !['code', 'message', 'detail', 'issues'].includes(key))).toEqual([]);
 }
 
 async function tripRows(imei: unknown) {
@@ -199,40 +201,55 @@ describe('deeply nested JSON', () => {
     return { body: JSON.stringify(group).replace('[]', nested(10_000)), stored: () => groupRows(group.vehicleGroupName) };
   };
 
+  const tooDeep = {
+    code: 'E-V1/1-02',
+    message: 'The request body could not be parsed',
+    detail: 'the body nests arrays and objects more than 32 deep',
+  };
+  const tripWithDeepAttributes = () => {
+    const trip = buildTrip();
+    const body = JSON.stringify({ ...trip, attributes: 0 }).replace('"attributes":0', `"attributes":${nestedObject(20_000)}`);
+    return { body, stored: () => tripRows(trip.imei) };
+  };
+
   test.each([
     ['the whole body, 10,000 arrays deep', TRIP_LOCATION_PATH, () => ({ body: nested(10_000), stored: undefined })],
     ['latitude, 10,000 arrays deep', TRIP_LOCATION_PATH, tripWithDeepLatitude],
     ['vehicleIds, 10,000 arrays deep', VEHICLE_GROUP_PATH, groupWithDeepIds],
+    ['attributes, 20,000 objects deep', TRIP_LOCATION_PATH, tripWithDeepAttributes],
     ['the whole body, 400,000 arrays deep', TRIP_LOCATION_PATH, () => ({ body: nested(400_000), stored: undefined })],
-  ])('%s responds 400 JSON, stores nothing, and the gateway keeps serving', async (_label, path, request) => {
+  ])('%s responds 400 before it is parsed, stores nothing, and the gateway keeps serving', async (_label, path, request) => {
     const { body, stored } = request();
     const answer = await sendRefused(path, body, {}, stored);
     expect(answer.status).toBe(400);
-    expect(answer.body.code).toMatch(/^E-V1\/1-0[12]$/);
+    expect(answer.body).toEqual(tooDeep);
     expect((await send(TRIP_LOCATION_PATH, JSON.stringify(buildTrip()))).status).toBe(200);
   });
 
-  test('an unknown field 10,000 levels deep is dropped: the trip is stored without it', async () => {
-    const trip = buildTrip();
-    const body = JSON.stringify(trip).replace('{', `{"extra":${nestedObject(10_000)},`);
+  test('an unknown field is dropped whatever its shape within 32 levels; past them the body is refused', async () => {
+    const kept = buildTrip();
     // Unknown fields are dropped whatever their shape, so the rest of the trip is valid.
-    const answer = await send(TRIP_LOCATION_PATH, body);
-    expect(answer.status).toBe(200);
-    expect(await tripRows(trip.imei)).toHaveLength(1);
+    expect((await send(TRIP_LOCATION_PATH, JSON.stringify(kept).replace('{', `{"extra":${nestedObject(31)},`))).status).toBe(200);
+    expect(await tripRows(kept.imei)).toHaveLength(1);
+    const refused = buildTrip();
+    const answer = await sendRefused(TRIP_LOCATION_PATH, JSON.stringify(refused).replace('{', `{"extra":${nestedObject(32)},`), {}, () =>
+      tripRows(refused.imei),
+    );
+    expect(answer.body).toEqual(tooDeep);
   });
 });
 
 describe('attributes nested or grown past their bounds', () => {
   const deepText = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   const deepAttributes = (depth: number) => JSON.parse(deepText(depth)) as Record<string, unknown>;
-  /** The trip's JSON with attributes 20,000 objects deep, written as text: JSON.stringify would overflow. */
+  /** The trip's JSON with attributes 20 objects deep: within what a body may nest, past what attributes may. */
   const withDeepAttributes = (trip: Record<string, unknown>) =>
-    JSON.stringify({ ...trip, attributes: 0 }).replace('"attributes":0', `"attributes":${deepText(20_000)}`);
+    JSON.stringify({ ...trip, attributes: 0 }).replace('"attributes":0', `"attributes":${deepText(20)}`);
   const BATCH_PATH = `${TRIP_LOCATION_PATH}/batch`;
 
   test.each([
-    ['a trip, 20,000 objects deep', TRIP_LOCATION_PATH, (trip: Record<string, unknown>) => withDeepAttributes(trip), 'attributes'],
-    ['a batch, 20,000 objects deep', BATCH_PATH, (trip: Record<string, unknown>) => `[${withDeepAttributes(trip)}]`, '0.attributes'],
+    ['a trip, 20 objects deep', TRIP_LOCATION_PATH, (trip: Record<string, unknown>) => withDeepAttributes(trip), 'attributes'],
+    ['a batch, 20 objects deep', BATCH_PATH, (trip: Record<string, unknown>) => `[${withDeepAttributes(trip)}]`, '0.attributes'],
   ])('in %s respond 400 naming attributes, store nothing, and the gateway keeps serving', async (_label, path, body, field) => {
     const trip = buildTrip();
     const answer = await sendRefused(path, body(trip), {}, () => tripRows(trip.imei));

@@ -357,6 +357,76 @@ describe('bad input', () => {
     },
   );
 
+  test('a body that is not valid UTF-8 responds 400 saying so, as JSON and as a form, and never echoes the body', async () => {
+    const notUtf8 = { code: 'E-V1/1-02', message: 'The request body could not be parsed', detail: 'the body is not valid UTF-8' };
+    const json = Buffer.concat([Buffer.from('{"imei":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const form = Buffer.concat([Buffer.from('imei='), Buffer.from([0xff, 0xfe])]);
+    for (const [type, body] of [
+      ['application/json', json],
+      ['application/x-www-form-urlencoded', form],
+    ] as const) {
+      const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': type }, body });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(notUtf8);
+    }
+  });
+
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  const tooDeep = {
+    code: 'E-V1/1-02',
+    message: 'The request body could not be parsed',
+    detail: 'the body nests arrays and objects more than 32 deep',
+  };
+
+  test.each([TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH, TRIP_LOCATION_BATCH_PATH, DEVICES_PATH, GEOFENCES_PATH, WEBHOOKS_PATH])(
+    'a JSON body on %s nested 33 or 100,000 deep is refused before it is parsed; 32 deep is parsed and judged by the schema',
+    async (path) => {
+      for (const depth of [33, 100_000]) {
+        const res = await postJson(`${stack.url}${path}`, nested(depth), auth);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(tooDeep);
+      }
+      const deepest = await postJson(`${stack.url}${path}`, `{"a":${nested(31)}}`, auth);
+      expect(deepest.status).toBe(400);
+      expect(deepest.body.code).toBe('E-V1/1-01');
+    },
+  );
+
+  test('brackets inside strings are not nesting: a group named with 40 of them is stored, as UTF-8 and as UTF-16', async () => {
+    const body = { vehicleGroupName: `${'['.repeat(20)}孛${'{'.repeat(20)}`, vehicleIds: [7] };
+    const utf8 = await postJson(`${stack.url}${VEHICLE_GROUP_PATH}`, body, auth);
+    expect(utf8.status).toBe(200);
+    // UTF-16LE: ∀ is the bytes 00 22, a quote ending the string to a reader of bytes, and 孛 the bytes
+    // 5B 5B, two opening brackets: 80 levels, were the body not read as its charset says.
+    const utf16 = await fetch(`${stack.url}${VEHICLE_GROUP_PATH}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json; charset=utf-16le' },
+      body: Buffer.from(JSON.stringify({ vehicleGroupName: `∀${'孛'.repeat(40)}`, vehicleIds: [8] }), 'utf16le'),
+    });
+    expect(utf16.status).toBe(200);
+    const { data } = (await utf16.json()) as { data: { id: number } };
+    const stored = await db().query('SELECT name FROM vehicle_groups WHERE id = $1', [data.id]);
+    expect(stored.rows[0].name).toBe(`∀${'孛'.repeat(40)}`);
+    const deep = await fetch(`${stack.url}${VEHICLE_GROUP_PATH}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json; charset=utf-16le' },
+      body: Buffer.from(nested(33), 'utf16le'),
+    });
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual(tooDeep);
+  });
+
+  test('an NDJSON batch counts each line on its own: a line left open does not deepen the next', async () => {
+    const ndjson = { ...auth, 'content-type': 'application/x-ndjson' };
+    const post = (body: string) => fetch(`${stack.url}${TRIP_LOCATION_BATCH_PATH}`, { method: 'POST', headers: ndjson, body });
+    const open = await post(`${'['.repeat(20)}\n${nested(20)}\n`);
+    expect(open.status).toBe(400);
+    expect(await open.json()).toEqual({ ...tooDeep, detail: 'line 1 is not valid JSON' });
+    const deep = await post(`${nested(1)}\n${nested(33)}\n`);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual(tooDeep);
+  });
+
   test('an unsupported content type responds 415 JSON', async () => {
     const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' });
     expect(res.status).toBe(415);

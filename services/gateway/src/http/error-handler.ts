@@ -13,10 +13,23 @@ interface BodyParserError {
   status?: number;
   /** Set on errors from zlib, which body-parser passes on untyped. */
   errno?: number;
+  /** What a body check run by body-parser refused the body with (refuseBody). */
+  refusal?: AppError;
+}
+
+/**
+ * What a body check run by body-parser's `verify` throws. body-parser passes what verify throws on with
+ * the raw body set as its `body`: an AppError thrown as it is would answer with the client's body, byte
+ * by byte, in place of its own fields. The refusal rides inside instead, and is answered as it is.
+ */
+export function refuseBody(refusal: AppError): Error {
+  return Object.assign(new Error(refusal.message), { type: 'entity.verify.failed', refusal });
 }
 
 function fromBodyParser(error: BodyParserError): AppError | undefined {
   switch (error.type) {
+    case 'entity.verify.failed':
+      return error.refusal;
     case 'entity.parse.failed':
       return new AppError({ kind: 'malformedBody', detail: 'the body is not valid JSON' });
     case 'entity.too.large':

@@ -8,7 +8,7 @@ import { recordTripBatch } from '../trip-locations/record-trip-batch';
 import { requestIdOf } from './request-id';
 import { bodyOf, type Middleware, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, jsonParser, requireUtf8, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, checkJsonBytes, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export const NDJSON_TYPE = 'application/x-ndjson';
 
@@ -31,7 +31,7 @@ export function parseNdjson(text: string): unknown[] {
 export function tripBatchHandler(deps: WriteRoutesDeps): Pick<RouteHandlers, 'createTripLocationBatch'> {
   const parsers: Record<string, Middleware> = {
     [JSON_TYPE]: jsonParser(deps.bodyLimit),
-    [NDJSON_TYPE]: express.text({ limit: deps.bodyLimit, type: NDJSON_TYPE, defaultCharset: 'utf-8', verify: requireUtf8 }),
+    [NDJSON_TYPE]: express.text({ limit: deps.bodyLimit, type: NDJSON_TYPE, defaultCharset: 'utf-8', verify: checkJsonBytes(true) }),
   };
 
   return {

@@ -15,6 +15,8 @@ import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '@fleet/write-path/rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
+import { refuseBody } from './error-handler';
+import { asUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from './json-nesting';
 import { createTripLocation, type CommandSender } from '../trip-locations/create-trip-location';
 import type { TripRequestSchema } from '@fleet/write-path/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
@@ -53,8 +55,23 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  */
 export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, charset: string): void {
   if (/^utf-?8$/i.test(charset) && !isUtf8(body)) {
-    throw new AppError({ kind: 'malformedBody', detail: 'the body is not valid UTF-8' });
+    throw refuseBody(new AppError({ kind: 'malformedBody', detail: 'the body is not valid UTF-8' }));
   }
+}
+
+/**
+ * The check of a JSON body's bytes before it is parsed: UTF-8 when it says so (requireUtf8), and nested no
+ * deeper than MAX_JSON_DEPTH (json-nesting.ts). `lines`: NDJSON, each line counted on its own.
+ */
+export function checkJsonBytes(lines: boolean): (req: IncomingMessage, res: ServerResponse, body: Buffer, charset: string) => void {
+  return (req, res, body, charset) => {
+    requireUtf8(req, res, body, charset);
+    if (nestsDeeperThan(asUtf8(body, charset), MAX_JSON_DEPTH, lines)) {
+      throw refuseBody(
+        new AppError({ kind: 'malformedBody', detail: `the body nests arrays and objects more than ${MAX_JSON_DEPTH} deep` }),
+      );
+    }
+  };
 }
 
 /**
@@ -62,7 +79,7 @@ export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: B
  * by the route's schema naming what it expected, not as a body that could not be parsed.
  */
 export function jsonParser(limit: string | number): Middleware {
-  return express.json({ limit, type: JSON_TYPE, strict: false, verify: requireUtf8 });
+  return express.json({ limit, type: JSON_TYPE, strict: false, verify: checkJsonBytes(false) });
 }
 
 /** Runs a body parser (body-parser's middleware) to completion: req.body is set, or the parser's error is thrown. */
