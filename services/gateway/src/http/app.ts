@@ -25,11 +25,11 @@ import { healthHandlers, type HealthDeps } from './health-routes';
 import { observeRequests } from './observe-requests';
 import { operationsHandlers } from './operations-routes';
 import { osmandHandlers, type OsmandRoutesDeps } from './osmand-routes';
-import { positionHandlers, undecodableImei, type PositionRoutesDeps } from './position-routes';
+import { positionHandlers, type PositionRoutesDeps } from './position-routes';
 import { addRoutes } from './register-routes';
 import { assignRequestId } from './request-id';
 import type { Middleware, RouteHandlers } from './route-handler';
-import { CATEGORY_BASE_PATH, DEVICES_PATH } from './routes';
+import { CATEGORY_BASE_PATH } from './routes';
 import { streamHandler, type StreamRoutesDeps, type Streams } from './stream-routes';
 import { tripBatchHandler } from './trip-batch-route';
 import { writeHandlers, type WriteRoutesDeps } from './write-routes';
@@ -111,10 +111,7 @@ export function createHttp(deps: AppDeps): Http {
   addRoutes(app, {
     handlers,
     check,
-    undecodable: [
-      { prefix: CATEGORY_BASE_PATH, handler: undecodableCategoryId },
-      { prefix: DEVICES_PATH, handler: undecodableImei },
-    ],
+    undecodable: [{ prefix: CATEGORY_BASE_PATH, handler: undecodableCategoryId }],
   });
   app.use(notFound);
   // One answerer for both paths, so a run of 503s is logged once whichever path answered them.

@@ -2,11 +2,9 @@
 // device's status. Access is decided once, on the whole path prefix, before express decodes the imei: a
 // request without a token (or, with JWT_REQUIRED_SCOPES, without positions:read) is refused whatever its
 // path, even an undecodable one (routes.ts's GUARDED_PREFIXES). A token bound to a device reads only it.
-import type { ErrorRequestHandler } from 'express';
 import { deviceOf, requireOwnDeviceRead } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier } from '../auth/token-verifier';
-import { invalidParameter } from '../query-parameters';
 import type { DeviceStatusReader } from '../positions/device-status';
 import type { PositionReader } from '../positions/read-positions';
 import { queryOf, type Answer, type RouteHandler, type RouteHandlers } from './route-handler';
@@ -22,11 +20,6 @@ export interface PositionRoutesDeps {
   /** JWT_DEVICE_CLAIM: a token carrying it reads only its own device's positions. */
   deviceClaim: string | undefined;
 }
-
-/** An imei like `%zz` fails to decode before any handler runs; it is answered as any bad imei. */
-export const undecodableImei: ErrorRequestHandler = (error, _req, _res, next) => {
-  next(error instanceof URIError ? invalidParameter('imei', 'is not valid percent-encoding') : error);
-};
 
 export function positionHandlers(
   deps: PositionRoutesDeps,

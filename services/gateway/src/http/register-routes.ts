@@ -3,6 +3,7 @@
 // methods the table gives that path, and the error mappers of parameters express cannot decode.
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared/errors';
+import { invalidParameter } from '../query-parameters';
 import { accessGuard, withAccess, type AccessCheck } from './access';
 import { sendError } from './error-handler';
 import type { RouteHandlers } from './route-handler';
@@ -11,7 +12,10 @@ import { GUARDED_PREFIXES, routeList, type RouteSpec } from './routes';
 export interface RouteRegistration {
   handlers: RouteHandlers;
   check: AccessCheck;
-  /** For a path prefix, what an undecodable parameter below it is answered with. */
+  /**
+   * For a path prefix, what an undecodable parameter below it is answered with, when not the 400 naming
+   * the parameter that every other prefix answers (undecodableParameter).
+   */
   undecodable: ReadonlyArray<{ prefix: string; handler: ErrorRequestHandler }>;
 }
 
@@ -27,6 +31,16 @@ function methodNotAllowed(methods: ReadonlyArray<RouteSpec['method']>): RequestH
 }
 
 const paramOf = (path: string) => /:(\w+)/.exec(path)?.[1];
+
+/**
+ * Express fails to decode a parameter like `%zz` before any handler runs, with a URIError that would be
+ * a 500: it is a 400 naming the parameter, as any other bad value of it.
+ */
+function undecodableParameter(name: string): ErrorRequestHandler {
+  return (error, _req, _res, next) => {
+    next(error instanceof URIError ? invalidParameter(name, 'is not valid percent-encoding') : error);
+  };
+}
 
 export function addRoutes(app: Express, { handlers, check, undecodable }: RouteRegistration): void {
   const routes = routeList();
@@ -46,4 +60,10 @@ export function addRoutes(app: Express, { handlers, check, undecodable }: RouteR
     }
   });
   for (const { prefix, handler } of undecodable) app.use(prefix, handler);
+  const parameters = new Map<string, string>();
+  for (const { path } of routes) {
+    const param = paramOf(path);
+    if (param !== undefined) parameters.set(path.slice(0, path.indexOf('/:')), param);
+  }
+  for (const [prefix, param] of parameters) app.use(prefix, undecodableParameter(param));
 }
