@@ -1,12 +1,9 @@
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { applyPosition, type DeviceState, type Geofence, type RuleContext } from './device-rules';
+import { boundsOf, type GeofenceArea } from './geofence-area';
 
-const depot: Geofence = {
-  id: 7,
-  name: 'Depot',
-  area: { type: 'Circle', center: [13.4, 52.5], radiusMeters: 500 },
-  speedLimitKmh: 30,
-};
+const depotArea: GeofenceArea = { type: 'Circle', center: [13.4, 52.5], radiusMeters: 500 };
+const depot: Geofence = { id: 7, name: 'Depot', area: depotArea, bounds: boundsOf(depotArea), speedLimitKmh: 30 };
 
 let nextId = 1;
 function fix(overrides: Partial<PositionEvent> = {}): PositionEvent {

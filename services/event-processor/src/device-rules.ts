@@ -3,7 +3,7 @@
 // state before and the position in, the state after and the events out; event-store.ts keeps both.
 import type { EventType, FleetEvent } from '@fleet/shared/events/fleet-event';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
-import { containsPoint, type GeofenceArea } from './geofence-area';
+import { containsPoint, inBounds, type Bounds, type GeofenceArea } from './geofence-area';
 
 export interface DeviceState {
   imei: string;
@@ -26,6 +26,8 @@ export interface Geofence {
   id: number;
   name: string;
   area: GeofenceArea;
+  /** boundsOf(area), computed once: most fixes are ruled out by it alone. */
+  bounds: Bounds;
   speedLimitKmh: number | null;
 }
 
@@ -82,7 +84,10 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
     raise(position.ignition ? 'ignitionOn' : 'ignitionOff');
   }
 
-  const inside = context.geofences.filter((fence) => containsPoint(fence.area, position.longitude, position.latitude));
+  const { longitude, latitude } = position;
+  const inside = context.geofences.filter(
+    (fence) => inBounds(fence.bounds, longitude, latitude) && containsPoint(fence.area, longitude, latitude),
+  );
   const insideIds = new Set(inside.map((fence) => fence.id));
   const wasInside = new Set(before?.geofenceIds ?? []);
   for (const fence of context.geofences) {

@@ -9,6 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '@fleet/shared/db/transaction';
 import { EVENTS_CHANNEL, type EventType } from '@fleet/shared/events/fleet-event';
 import type { DeviceState, Geofence, RaisedEvent } from './device-rules';
+import { boundsOf } from './geofence-area';
 
 /** The advisory lock every event insert takes; any constant no other feature uses. */
 const EVENT_ORDER_LOCK = 7_734_001;
@@ -178,7 +179,13 @@ export function geofenceCache(pool: Pool): () => Promise<readonly Geofence[]> {
     const all = await pool.query<{ id: string; name: string; area: Geofence['area']; speed_limit_kmh: number | null }>(
       'SELECT id, name, area, speed_limit_kmh FROM geofences ORDER BY id',
     );
-    geofences = all.rows.map((row) => ({ id: Number(row.id), name: row.name, area: row.area, speedLimitKmh: row.speed_limit_kmh }));
+    geofences = all.rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      area: row.area,
+      bounds: boundsOf(row.area),
+      speedLimitKmh: row.speed_limit_kmh,
+    }));
     version = rows[0]!.version;
     return geofences;
   };

@@ -8,6 +8,7 @@ export type GeofenceArea =
 
 const EARTH_RADIUS_M = 6_371_008.8;
 const rad = (degrees: number) => (degrees * Math.PI) / 180;
+const deg = (radians: number) => (radians * 180) / Math.PI;
 
 /** The great-circle distance in metres between two [longitude, latitude] points (haversine). */
 export function distanceMeters([lon1, lat1]: readonly number[], [lon2, lat2]: readonly number[]): number {
@@ -33,4 +34,52 @@ export function containsPoint(area: GeofenceArea, longitude: number, latitude: n
   const [outline, ...holes] = area.coordinates;
   if (!outline || !inRing(outline, longitude, latitude)) return false;
   return !holes.some((hole) => inRing(hole, longitude, latitude));
+}
+
+/**
+ * The box of longitudes and latitudes an area lies in, in degrees: a fix outside it is outside the area,
+ * found without the area's geometry. A fleet's geofences are many and each fix lies in few of them, so
+ * most are ruled out by four comparisons rather than a polygon's every edge or a great-circle distance.
+ */
+export interface Bounds {
+  west: number;
+  south: number;
+  east: number;
+  north: number;
+}
+
+/**
+ * Widens a box by about 0.1 m, so that rounding never leaves out a fix the area's own test holds: the
+ * distance to a circle's center, or a ray's crossing of a polygon's edge, which at a vertex can land an
+ * ulp beyond the vertex's coordinates.
+ */
+const MARGIN_DEGREES = 1e-6;
+
+export function boundsOf(area: GeofenceArea): Bounds {
+  if (area.type === 'Polygon') {
+    const [outline = []] = area.coordinates;
+    const longitudes = outline.map((position) => position[0]!);
+    const latitudes = outline.map((position) => position[1]!);
+    return {
+      west: Math.min(...longitudes) - MARGIN_DEGREES,
+      south: Math.min(...latitudes) - MARGIN_DEGREES,
+      east: Math.max(...longitudes) + MARGIN_DEGREES,
+      north: Math.max(...latitudes) + MARGIN_DEGREES,
+    };
+  }
+  const [longitude, latitude] = area.center;
+  const angle = area.radiusMeters / EARTH_RADIUS_M;
+  const south = latitude - deg(angle) - MARGIN_DEGREES;
+  const north = latitude + deg(angle) + MARGIN_DEGREES;
+  // A circle holding a pole spans every longitude.
+  if (south <= -90 || north >= 90) return { west: -180, south: Math.max(south, -90), east: 180, north: Math.min(north, 90) };
+  // The widest a spherical cap reaches east and west of its center, at the latitude where its edge turns.
+  const halfWidth = deg(Math.asin(Math.min(1, Math.sin(angle) / Math.cos(rad(latitude))))) + MARGIN_DEGREES;
+  // One that crosses the antimeridian is given every longitude rather than two boxes: such circles are rare.
+  if (longitude - halfWidth < -180 || longitude + halfWidth > 180) return { west: -180, south, east: 180, north };
+  return { west: longitude - halfWidth, south, east: longitude + halfWidth, north };
+}
+
+export function inBounds(bounds: Bounds, longitude: number, latitude: number): boolean {
+  return latitude >= bounds.south && latitude <= bounds.north && longitude >= bounds.west && longitude <= bounds.east;
 }
