@@ -50,5 +50,10 @@ export function nestsDeeperThan(text: Uint8Array, max: number, lines = false): b
  * come in UTF-16 or UTF-32, whose bytes hold brackets only as parts of wider code units).
  */
 export function asUtf8(body: Buffer, charset: string): Buffer {
-  return /^utf-?8$/i.test(charset) ? body : Buffer.from(iconv.decode(body, charset), 'utf8');
+  return isUtf8Charset(charset) ? body : Buffer.from(iconv.decode(body, charset), 'utf8');
+}
+
+/** Whether a body's charset, as body-parser reads it from Content-Type, is UTF-8. */
+export function isUtf8Charset(charset: string): boolean {
+  return /^utf-?8$/i.test(charset);
 }

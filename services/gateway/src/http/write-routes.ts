@@ -16,7 +16,7 @@ import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
 import type { WriteLimits } from '@fleet/write-path/rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
 import { refuseBody } from './error-handler';
-import { asUtf8, MAX_JSON_DEPTH, nestsDeeperThan } from './json-nesting';
+import { asUtf8, isUtf8Charset, MAX_JSON_DEPTH, nestsDeeperThan } from './json-nesting';
 import { createTripLocation, type CommandSender } from '../trip-locations/create-trip-location';
 import type { TripRequestSchema } from '@fleet/write-path/trip-request';
 import { createVehicleGroup } from '../vehicle-groups/create-vehicle-group';
@@ -54,7 +54,7 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * U+FFFD and a group would be stored under a name its client never sent.
  */
 export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: Buffer, charset: string): void {
-  if (/^utf-?8$/i.test(charset) && !isUtf8(body)) {
+  if (isUtf8Charset(charset) && !isUtf8(body)) {
     throw refuseBody(new AppError({ kind: 'malformedBody', detail: 'the body is not valid UTF-8' }));
   }
 }
