@@ -17,6 +17,7 @@ import { eventually } from '../support/eventually';
 import { startStack } from '../support/stack';
 
 let stack: ProcessStack;
+const LINGER_MS = 500;
 
 beforeAll(async () => {
   stack = await startStack({
@@ -24,9 +25,9 @@ beforeAll(async () => {
     label: 'gateway-crash',
     env: {
       REPLY_TIMEOUT_MS: '10000',
-      // Commands gather for 100 ms before each produce, so that a kill nearly always finds some that
-      // the gateway accepted and never sent.
-      KAFKA_LINGER_MS: '100',
+      // Commands gather for 500 ms before each produce: a kill timed just after one leaves finds the
+      // next still gathering, accepted by the gateway and never sent.
+      KAFKA_LINGER_MS: String(LINGER_MS),
     },
   });
 }, 60_000);
@@ -46,19 +47,25 @@ test('the gateway killed with SIGKILL with replies pending and a linger batch un
   const [writer] = stack.writers;
   writer!.kill('SIGSTOP');
   // The kill follows the scrape that saw both kinds of work at once: commands published and waiting
-  // for their replies, and commands accepted into a linger batch not yet handed to the producer.
+  // for their replies, and commands accepted into a linger batch not yet handed to the producer. It is
+  // timed by the batches: a scrape that finds fewer unsent commands than the one before comes just after
+  // a batch left, and the next leaves LINGER_MS after it, so the commands gathering meanwhile are still
+  // unsent when the kill lands (a kill timed by any scrape could find the batch just gone).
   let pendingAtKill = 0;
   let unsentAtKill = 0;
+  let unsentBefore: number | undefined;
   await eventually(
     async () => {
       [pendingAtKill, unsentAtKill] = await Promise.all([
         metricValue(stack.gateway, 'fleet_kafka_pending_replies'),
         metricValue(stack.gateway, 'fleet_kafka_unsent_commands'),
       ]);
-      return pendingAtKill >= 100 && unsentAtKill > 0;
+      const batchJustLeft = unsentBefore !== undefined && unsentAtKill < unsentBefore;
+      unsentBefore = unsentAtKill;
+      return batchJustLeft && pendingAtKill >= 100 && pendingAtKill > unsentAtKill && unsentAtKill > 0;
     },
     10_000,
-    { what: 'requests waiting for replies while a linger batch gathers', intervalMs: 10 },
+    { what: 'requests waiting for replies just after a linger batch left', intervalMs: 10 },
   );
 
   const killed = stack.gateway;
