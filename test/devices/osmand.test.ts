@@ -232,6 +232,7 @@ describe('refused: a JSON error, and nothing stored', () => {
     ['an unreadable lon', 'lon', 'id={imei}&lat=1&lon=east'],
     ['a latitude out of range', 'lat', 'id={imei}&lat=91&lon=2'],
     ['a timestamp that is no time', 'timestamp', 'id={imei}&lat=1&lon=2&timestamp=yesterday'],
+    ['a timestamp of more digits than any date holds', 'timestamp', 'id={imei}&lat=1&lon=2&timestamp=99999999999999999999'],
     ['a timestamp further ahead than MAX_FUTURE_SKEW', 'timestamp', `id={imei}&lat=1&lon=2&timestamp=${recently(-3 * 86_400)}`],
     ['a negative speed', 'speed', 'id={imei}&lat=1&lon=2&speed=-3'],
     ['a hexadecimal latitude', 'lat', 'id={imei}&lat=0x10&lon=2'],

@@ -40,6 +40,11 @@ describe('the OsmAnd parameters', () => {
     expect(at()).toBe(receivedAt);
   });
 
+  test('digits past any date are left for the request parser to refuse, not read as a time', () => {
+    const position = positionFromParameters({ id: '1', lat: '1', lon: '2', timestamp: '99999999999999999999' }, 'knots', receivedAt);
+    expect(position?.gpsTime).toBe('99999999999999999999');
+  });
+
   test('the first of a repeated parameter counts, and every parameter the columns do not take is an attribute', () => {
     const position = positionFromParameters(
       { id: ['1', '2'], lat: '1', lon: '2', batt: '87.5', charge: 'false', wifi: 'aa:bb', valid: 'true' },

@@ -73,13 +73,15 @@ function booleanOf(text: string, field: string): boolean {
 
 /**
  * The time as Traccar reads it: digits are Unix seconds below 2^31 and milliseconds above; any other
- * text is left to the request's parser (ISO 8601 with Z or an offset, or `yyyy-MM-dd HH:mm:ss` as UTC).
+ * text, and digits past any date, are left to the request's parser (ISO 8601 with Z or an offset, or
+ * `yyyy-MM-dd HH:mm:ss` as UTC), which refuses what it cannot read.
  */
 function timeOf(text: string | undefined, receivedAt: string): unknown {
   if (text === undefined || text === '') return receivedAt;
   if (/^\d+$/.test(text)) {
     const value = Number(text);
-    return new Date(value < 2 ** 31 ? value * 1000 : value).toISOString();
+    const time = new Date(value < 2 ** 31 ? value * 1000 : value);
+    return Number.isNaN(time.getTime()) ? text : time.toISOString();
   }
   return text;
 }
