@@ -5,6 +5,7 @@ import { closeDb, db, signToken, type Stack } from '../support/harness';
 import { closeKafka } from '../support/kafka';
 import { startStack } from '../support/stack';
 import { GEOFENCES_PATH } from '../../services/gateway/src/http/routes';
+import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 
 let stack: Stack;
 let api: ApiClient;
@@ -127,6 +128,37 @@ test('a ring of 40,000 positions is refused for its size before any ring is walk
   expect(refused.status).toBe(400);
   expect(refused.body.issues).toEqual([expect.objectContaining({ message: 'A polygon may have at most 1000 positions' })]);
   expect((await api.get(GEOFENCES_PATH)).status).toBe(200);
+});
+
+test('polygons of 999 vertices come in pages of about PAGE_MAX_BYTES, however high the limit, every one once', async () => {
+  const ring = Array.from({ length: 999 }, (_, i) => [
+    106.8 + 0.01 * Math.cos((2 * Math.PI * i) / 999),
+    -6.2 + 0.01 * Math.sin((2 * Math.PI * i) / 999),
+  ]);
+  const area = { type: 'Polygon', coordinates: [[...ring, ring[0]!]] };
+  const ids: number[] = [];
+  // 40 of about 40 KB each: some 1.6 MB, where one page of the limit asked would hold them all.
+  for (let index = 0; index < 40; index += 1) ids.push((await api.post(GEOFENCES_PATH, { name: `Round ${index}`, area })).body.data.id);
+
+  const seen: number[] = [];
+  const pageBytes: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await fetch(`${stack.url}${GEOFENCES_PATH}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: { authorization: api.authorization! },
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    pageBytes.push(Buffer.byteLength(text));
+    const body = JSON.parse(text) as { data: Array<{ id: number }>; nextCursor: string | null };
+    seen.push(...body.data.map((geofence) => geofence.id));
+    cursor = body.nextCursor;
+  } while (cursor);
+
+  expect(seen).toEqual(expect.arrayContaining(ids));
+  expect(new Set(seen).size).toBe(seen.length);
+  expect(pageBytes.length).toBeGreaterThanOrEqual(2);
+  expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
 });
 
 test('the list is keyset-paged oldest first, and a deleted geofence is gone: 404 on a read and on a second delete', async () => {

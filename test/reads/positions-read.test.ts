@@ -8,6 +8,7 @@ import { createPositionReader } from '../../services/gateway/src/positions/read-
 import { createPartition, dayOf } from '../../services/trip-writer/src/trip-partitions';
 import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -46,14 +47,14 @@ function history(imei: string, params: Record<string, string> = {}, headers?: Re
  * Positions stored straight in the table, one per gps time; returns their ids in time order. The
  * days' partitions are made first, as the trip-writer makes them for the positions it stores.
  */
-async function insertPositions(imei: string, gpsTimes: readonly string[]): Promise<number[]> {
+async function insertPositions(imei: string, gpsTimes: readonly string[], attributes: object | null = null): Promise<number[]> {
   for (const day of new Set(gpsTimes.map((time) => dayOf(time)!))) await createPartition(db(), day);
   const result = await db().query<{ id: string }>(
-    `INSERT INTO trip_locations (imei, gps_time, latitude, longitude, speed, ignition)
-     SELECT $1, t, -6.2, 106.8, 10, true FROM unnest($2::timestamptz[]) AS t
+    `INSERT INTO trip_locations (imei, gps_time, latitude, longitude, speed, ignition, attributes)
+     SELECT $1, t, -6.2, 106.8, 10, true, $3::jsonb FROM unnest($2::timestamptz[]) AS t
      ORDER BY t
      RETURNING id`,
-    [imei, gpsTimes],
+    [imei, gpsTimes, attributes === null ? null : JSON.stringify(attributes)],
   );
   return result.rows.map((row) => Number(row.id));
 }
@@ -175,6 +176,35 @@ describe('trip locations', () => {
 
     expect(pageSizes).toEqual([100, 100, 50]);
     expect(seen).toEqual(ids);
+  });
+
+  test('positions with large attributes come in pages of about PAGE_MAX_BYTES, however high the limit, every one once and in order', async () => {
+    const imei = uniqueImei();
+    // 200 positions of 15 KB of attributes each: 3 MB, where one page of the limit asked would hold them all.
+    const ids = await insertPositions(imei, minutesAfter(BASE, 200), { note: 'x'.repeat(15_000) });
+    const range = { from: new Date(BASE).toISOString(), to: new Date(BASE + DAY_MS).toISOString() };
+
+    const seen: number[] = [];
+    const pageBytes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await fetch(
+        `${stack.url}${DEVICES_PATH}/${imei}/trip-locations?${new URLSearchParams({ ...range, limit: '1000', ...(cursor ? { cursor } : {}) })}`,
+        { headers: auth },
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      pageBytes.push(Buffer.byteLength(text));
+      const body = JSON.parse(text) as { data: Array<{ id: number; attributes: unknown }>; nextCursor: string | null };
+      expect(body.data.every((position) => JSON.stringify(position.attributes).length > 15_000)).toBe(true);
+      seen.push(...body.data.map((position) => position.id));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+
+    expect(seen).toEqual(ids);
+    expect(pageBytes.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
+    expect(Math.min(...pageBytes.slice(0, -1))).toBeGreaterThan(PAGE_MAX_BYTES - 20_000);
   });
 
   test('a cursor followed without from and to keeps to the range of the first page', async () => {

@@ -3,6 +3,7 @@ import { closeKafka } from '../support/kafka';
 import { buildGroup, closeDb, db, postJson, signToken, type Stack } from '../support/harness';
 import { FLEET_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -70,6 +71,32 @@ describe('GET /fleet/api/v1/vehicle-groups', () => {
     const all = (await db().query('SELECT id FROM vehicle_groups ORDER BY id')).rows.map((row) => Number(row.id));
     expect(seen).toEqual(all);
     expect(seen).toEqual(expect.arrayContaining(ids));
+  });
+
+  test('groups of 10,000 vehicles come in pages of about PAGE_MAX_BYTES, however high the limit, each whole and once', async () => {
+    const vehicleIds = Array.from({ length: 10_000 }, (_, index) => 1_000_000_000 + index);
+    const ids: number[] = [];
+    // 12 of about 110 KB each: some 1.3 MB, where one page of the limit asked would hold them all.
+    for (let i = 0; i < 12; i += 1) ids.push(await created(buildGroup({ vehicleIds })));
+
+    const seen: number[] = [];
+    const pageBytes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await fetch(`${stack.url}${FLEET_PATH}/vehicle-groups?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      pageBytes.push(Buffer.byteLength(text));
+      const body = JSON.parse(text) as { data: Array<{ id: number; vehicleIds: number[] }>; nextCursor: string | null };
+      for (const group of body.data) if (ids.includes(group.id)) expect(group.vehicleIds).toEqual(vehicleIds);
+      seen.push(...body.data.map((group) => group.id));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+
+    expect(seen).toEqual(expect.arrayContaining(ids));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pageBytes.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
   });
 
   test('a bad limit or a cursor this service did not issue answers 400 naming it', async () => {

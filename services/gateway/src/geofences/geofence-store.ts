@@ -2,6 +2,7 @@
 import type { Pool } from 'pg';
 import type { Geofence, GeofenceArea } from './geofence.schema';
 import type { GeofenceStore } from './geofences';
+import { boundedByBytes, cutPage, PAGE_MAX_BYTES, type Weighed } from '../page-bytes';
 
 interface GeofenceRow {
   id: string;
@@ -19,6 +20,13 @@ const toGeofence = (row: GeofenceRow): Geofence => ({
 
 const COLUMNS = 'id, name, area, speed_limit_kmh';
 
+const GEOFENCE_PAGE = boundedByBytes({
+  inner: `SELECT ${COLUMNS} FROM geofences WHERE id > $1 ORDER BY id LIMIT $2`,
+  weight: 'octet_length(area::text) + octet_length(name) + 100',
+  order: 'id',
+  budgetParameter: '$3',
+});
+
 export function geofenceStore(pool: Pool): GeofenceStore {
   return {
     async add({ name, area, speedLimitKmh }) {
@@ -34,8 +42,9 @@ export function geofenceStore(pool: Pool): GeofenceStore {
       return row && toGeofence(row);
     },
     async list(after, limit) {
-      const result = await pool.query<GeofenceRow>(`SELECT ${COLUMNS} FROM geofences WHERE id > $1 ORDER BY id LIMIT $2`, [after, limit]);
-      return result.rows.map(toGeofence);
+      const result = await pool.query<GeofenceRow & Weighed>(GEOFENCE_PAGE, [after, limit + 1, PAGE_MAX_BYTES]);
+      const { items, more } = cutPage(result.rows, limit);
+      return { items: items.map(toGeofence), more };
     },
     async remove(id) {
       const result = await pool.query('DELETE FROM geofences WHERE id = $1', [id]);

@@ -5,13 +5,14 @@ import { validationError } from '@fleet/shared/schemas/validation-error';
 import { fromDatabase } from '@fleet/shared/db/database-read';
 import { idCursor, parseLimit, parseRecordId } from '../query-parameters';
 import { geofenceRequestSchema, type Geofence, type GeofenceArea } from './geofence.schema';
+import type { Slice } from '../page-bytes';
 
 /** Where geofences are kept (geofence-store.ts: PostgreSQL). */
 export interface GeofenceStore {
   add(geofence: { name: string; area: GeofenceArea; speedLimitKmh: number | null }): Promise<Geofence>;
   find(id: number): Promise<Geofence | undefined>;
-  /** Up to `limit` geofences with an id above `after`, in id order. */
-  list(after: number, limit: number): Promise<Geofence[]>;
+  /** Up to `limit` geofences with an id above `after`, in id order, fewer past PAGE_MAX_BYTES; and whether more follow. */
+  list(after: number, limit: number): Promise<Slice<Geofence>>;
   /** True when it existed. */
   remove(id: number): Promise<boolean>;
 }
@@ -45,10 +46,8 @@ export function createGeofences(store: GeofenceStore) {
     async page(query: { limit?: string; cursor?: string }): Promise<GeofencePage> {
       const limit = parseLimit(query.limit);
       const after = cursors.decode(query.cursor);
-      // One more than asked tells whether a next page exists without a count.
-      const found = await fromDatabase(() => store.list(after, limit + 1));
-      const data = found.slice(0, limit);
-      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id) : null };
+      const { items, more } = await fromDatabase(() => store.list(after, limit));
+      return { data: items, nextCursor: more ? cursors.encode(items.at(-1)!.id) : null };
     },
 
     async delete(rawId: string): Promise<{ message: string; data: { id: number } }> {

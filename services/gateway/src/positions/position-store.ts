@@ -12,6 +12,7 @@ import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
 import type { HistoryPageQuery, PositionFinder, StoredPosition } from './read-positions';
 import { epochMicros, isoMillis, timestampsAsText } from './stored-time';
+import { boundedByBytes, cutPage, PAGE_MAX_BYTES, type Slice, type Weighed } from '../page-bytes';
 
 /** A position as the read routes answer it: the shape live streams send too (shared's PositionEvent). */
 export type Position = PositionEvent;
@@ -37,6 +38,8 @@ export interface PositionRow {
 
 export const POSITION_COLUMNS =
   'imei, gps_time, latitude, longitude, speed, ignition, angle, satellite, door1, door2, temp, fuel_percentage, attributes, received_at';
+/** About the bytes a position's JSON takes beside its attributes (names and values of the other fields). */
+const POSITION_COLUMNS_BYTES = 300;
 
 /** The position's columns, each qualified by the table alias given: for statements that join. */
 export function positionColumnsOf(table: string): string {
@@ -96,12 +99,18 @@ const LAST_LOCATIONS = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM 
  * `after` is the keyset: the exact gps_time of the last row already answered, or -infinity on a first
  * page. (imei, gps_time) is unique, so gps_time alone orders a device's positions totally.
  */
-const HISTORY_PAGE = `
-  SELECT id, ${POSITION_COLUMNS}, filtered
-  FROM trip_locations
-  WHERE imei = $1 AND gps_time >= $2 AND gps_time < $3 AND gps_time > $4 AND (filtered IS NULL OR $6)
-  ORDER BY gps_time
-  LIMIT $5`;
+const HISTORY_PAGE = boundedByBytes({
+  inner: `
+    SELECT id, ${POSITION_COLUMNS}, filtered
+    FROM trip_locations
+    WHERE imei = $1 AND gps_time >= $2 AND gps_time < $3 AND gps_time > $4 AND (filtered IS NULL OR $6)
+    ORDER BY gps_time
+    LIMIT $5`,
+  // The attributes as JSON, and about what the columns take beside them.
+  weight: `coalesce(octet_length(attributes::text), 0) + ${POSITION_COLUMNS_BYTES}`,
+  order: 'gps_time',
+  budgetParameter: '$7',
+});
 
 export function toPosition(row: PositionRow): Position {
   return {
@@ -135,18 +144,22 @@ export async function findLastLocations(pool: Pool, imeis: readonly string[]): P
   return new Map(result.rows.map((row) => [row.imei, toPosition(row)]));
 }
 
-/** Up to `limit` positions of the device in [from, to) after `after`, oldest first. */
-export async function findHistoryPage(pool: Pool, query: HistoryPageQuery): Promise<StoredPosition[]> {
-  const result = await pool.query<PositionRow & { filtered: string | null }>({
+/** The page of the device's positions in [from, to) after `after`, oldest first (PositionFinder.findHistoryPage). */
+export async function findHistoryPage(pool: Pool, query: HistoryPageQuery): Promise<Slice<StoredPosition>> {
+  const result = await pool.query<PositionRow & Weighed & { filtered: string | null }>({
     name: 'find-trip-location-page',
     text: HISTORY_PAGE,
-    values: [query.imei, query.from, query.to, query.after ?? '-infinity', query.limit, query.includeFiltered],
+    values: [query.imei, query.from, query.to, query.after ?? '-infinity', query.limit + 1, query.includeFiltered, PAGE_MAX_BYTES],
     types: timestampsAsText,
   });
-  return result.rows.map((row) => ({
-    position: row.filtered === null ? toPosition(row) : { ...toPosition(row), filtered: row.filtered },
-    gpsTimeMicros: epochMicros(row.gps_time),
-  }));
+  const { items, more } = cutPage(result.rows, query.limit);
+  return {
+    items: items.map((row) => ({
+      position: row.filtered === null ? toPosition(row) : { ...toPosition(row), filtered: row.filtered },
+      gpsTimeMicros: epochMicros(row.gps_time),
+    })),
+    more,
+  };
 }
 
 /** The position reader's finder over this database. */

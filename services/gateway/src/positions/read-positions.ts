@@ -7,6 +7,7 @@ import { fromDatabase } from '@fleet/shared/db/database-read';
 import { parseImei } from '../query-parameters';
 import { encodeCursor, microsToIso, parseHistoryQuery } from './position-query';
 import type { Position } from './position-store';
+import type { Slice } from '../page-bytes';
 
 export interface HistoryPage {
   data: HistoryPosition[];
@@ -43,8 +44,11 @@ export interface StoredPosition {
 export interface PositionFinder {
   /** The newest position of each device that has one. */
   findLastLocations(imeis: readonly string[]): Promise<Map<string, Position>>;
-  /** Up to `limit` positions of the device in [from, to) after `after`, oldest first. */
-  findHistoryPage(query: HistoryPageQuery): Promise<StoredPosition[]>;
+  /**
+   * Up to `limit` positions of the device in [from, to) after `after`, oldest first, fewer when they
+   * would pass PAGE_MAX_BYTES; and whether more follow.
+   */
+  findHistoryPage(query: HistoryPageQuery): Promise<Slice<StoredPosition>>;
 }
 
 export interface PositionReaderDeps {
@@ -72,24 +76,20 @@ export function createPositionReader(deps: PositionReaderDeps): PositionReader {
     async history(rawImei, query) {
       const imei = parseImei(rawImei);
       const { from, to, limit, afterMicros, includeFiltered } = parseHistoryQuery(imei, query, now());
-      // One row more than the page tells whether another page follows, without counting.
-      const rows = await fromDatabase(() =>
+      const { items, more } = await fromDatabase(() =>
         deps.positions.findHistoryPage({
           imei,
           from,
           to,
-          limit: limit + 1,
+          limit,
           includeFiltered,
           ...(afterMicros === undefined ? {} : { after: microsToIso(afterMicros) }),
         }),
       );
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
+      const last = items.at(-1);
       const nextCursor =
-        rows.length > limit && last
-          ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: last.gpsTimeMicros })
-          : null;
-      return { data: page.map((row) => row.position), nextCursor };
+        more && last ? encodeCursor({ imei, fromMs: from.getTime(), toMs: to.getTime(), afterMicros: last.gpsTimeMicros }) : null;
+      return { data: items.map((row) => row.position), nextCursor };
     },
   };
 }

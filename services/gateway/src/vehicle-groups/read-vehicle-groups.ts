@@ -5,6 +5,7 @@
 import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '@fleet/shared/db/database-read';
 import { idCursor, parseLimit, parseRecordId } from '../query-parameters';
+import type { Slice } from '../page-bytes';
 
 export interface VehicleGroup {
   id: number;
@@ -16,8 +17,8 @@ export interface VehicleGroup {
 /** Where vehicle groups are read from (group-store.ts: PostgreSQL). */
 export interface GroupFinder {
   findGroup(id: number): Promise<VehicleGroup | undefined>;
-  /** Up to `limit` groups with an id above `after`, in id order. */
-  findGroups(after: number, limit: number): Promise<VehicleGroup[]>;
+  /** Up to `limit` groups with an id above `after`, in id order, fewer past PAGE_MAX_BYTES; and whether more follow. */
+  findGroups(after: number, limit: number): Promise<Slice<VehicleGroup>>;
 }
 
 export interface VehicleGroupPage {
@@ -40,10 +41,8 @@ export function createGroupReader(groups: GroupFinder) {
     async page(query: { limit?: string; cursor?: string }): Promise<VehicleGroupPage> {
       const limit = parseLimit(query.limit);
       const after = cursors.decode(query.cursor);
-      // One more than asked tells whether a next page exists without a count.
-      const found = await fromDatabase(() => groups.findGroups(after, limit + 1));
-      const data = found.slice(0, limit);
-      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id) : null };
+      const { items, more } = await fromDatabase(() => groups.findGroups(after, limit));
+      return { data: items, nextCursor: more ? cursors.encode(items.at(-1)!.id) : null };
     },
   };
 }
