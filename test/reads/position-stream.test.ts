@@ -11,6 +11,7 @@ import { scrape } from '../support/scrape';
 import { buildTrip, closeDb, postJson, signToken, uniqueImei, type Stack } from '../support/harness';
 import { FLEET_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { REPLAY_MAX_BYTES } from '../../services/gateway/src/positions/position-store';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -124,6 +125,28 @@ test('a stream resumed with a plain row id, as streams sent before cursors, repl
   await eventually(() => again.events.length >= 1, 10_000, { what: 'the replayed event' });
   expect(again.ids()).toEqual([b]);
   again.close();
+});
+
+test('a resume from before 100 positions of 15 KB each replays them in parts of about REPLAY_MAX_BYTES, each connection ending cleanly, every one once', async () => {
+  const imei = uniqueImei();
+  const start = Date.now() - 10 * 60_000;
+  const ids: number[] = [];
+  for (let index = 0; index < 100; index += 1) {
+    ids.push(
+      await post(buildTrip({ imei, gpsTime: new Date(start + index * 1000).toISOString(), attributes: { note: 'x'.repeat(15_000) } })),
+    );
+  }
+
+  const cutBefore = (await scrape(`${stack.url}/metrics`)).value('fleet_gateway_streams_cut_total');
+  const again = await Stream.open(streamUrl(imei), { ...auth, 'last-event-id': String(ids[0]! - 1) }, { reconnect: true, retryMs: 10 });
+  await eventually(() => again.events.length >= ids.length, 30_000, { what: 'every position replayed' });
+  again.close();
+
+  expect(again.ids()).toEqual(ids);
+  // 1.5 MB of positions, at most REPLAY_MAX_BYTES a connection: a replay written whole had the stream cut
+  // as a slow client's before it was read, and read every position at once into the gateway's memory.
+  expect(again.connections).toBeGreaterThanOrEqual(Math.ceil((100 * 15_000) / REPLAY_MAX_BYTES));
+  expect((await scrape(`${stack.url}/metrics`)).value('fleet_gateway_streams_cut_total')).toBe(cutBefore);
 });
 
 test('a late upload of fixes days old, committed while the client was away, is replayed on resume as it would have been sent live', async () => {

@@ -2,9 +2,10 @@
 // `position` event per committed position of the devices named, its data the row as reads answer it,
 // its id a cursor (stream-cursor.ts): per partition of the positions topic, the last row id sent. With
 // Last-Event-ID the stream first replays what those devices committed after that cursor (received in
-// the last REPLAY_WINDOW, late fixes of any day included, at most REPLAY_LIMIT rows a connection), then
-// goes on live with nothing missed or sent twice, however many devices it follows and however often it
-// reconnects: per partition, an event is sent only when its id is past the last one sent there.
+// the last REPLAY_WINDOW, late fixes of any day included, at most REPLAY_LIMIT rows and REPLAY_MAX_BYTES
+// a connection), then goes on live with nothing missed or sent twice, however many devices it follows
+// and however often it reconnects: per partition, an event is sent only when its id is past the last
+// one sent there.
 // The stream itself (keep-alive comments, slow clients cut off) is sse.ts's.
 import { AppError } from '@fleet/shared/errors';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
@@ -12,7 +13,8 @@ import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf, type ScopeDeps } from '../auth/require-scope';
 import type { GatewayMetrics } from '../metrics';
 import { invalidParameter, parseImei } from '../query-parameters';
-import { REPLAY_LIMIT, type ReplayRequest } from '../positions/position-store';
+import type { ReplayRequest } from '../positions/position-store';
+import type { Slice } from '../page-bytes';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
@@ -24,8 +26,8 @@ export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
 export interface StreamRoutesDeps extends ScopeDeps {
   feed: PositionFeed;
-  /** The positions a reconnecting stream missed, at most REPLAY_LIMIT. */
-  findMissed: (request: ReplayRequest) => Promise<PositionEvent[]>;
+  /** The positions a reconnecting stream missed, at most REPLAY_LIMIT and REPLAY_MAX_BYTES, and whether more follow. */
+  findMissed: (request: ReplayRequest) => Promise<Slice<PositionEvent>>;
   deviceClaim: string | undefined;
   maxStreams: number;
   metrics: GatewayMetrics;
@@ -79,7 +81,7 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
     const end = (reason?: EndReason) => stream.end(reason);
 
     if (!resumed) return;
-    let missed: PositionEvent[];
+    let missed: Slice<PositionEvent>;
     try {
       const partitions = imeis.map((imei) => deps.feed.partitionOf(imei));
       const receivedAfter = new Date(Math.max(resumed.since, Date.now() - REPLAY_WINDOW_MS));
@@ -90,9 +92,10 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       end('failed');
       return;
     }
-    for (const event of missed) send(event, deps.feed.partitionOf(event.imei));
-    if (missed.length === REPLAY_LIMIT) {
-      // More was missed than one connection replays: the client reconnects from the last one sent.
+    for (const event of missed.items) send(event, deps.feed.partitionOf(event.imei));
+    if (missed.more) {
+      // More was missed than one connection replays (REPLAY_LIMIT, REPLAY_MAX_BYTES): the client
+      // reconnects from the last one sent.
       end();
       return;
     }

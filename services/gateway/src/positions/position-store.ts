@@ -50,29 +50,41 @@ export function positionColumnsOf(table: string): string {
 
 /** The most rows a reconnecting stream is sent in one connection. */
 export const REPLAY_LIMIT = 10_000;
+/**
+ * About the most bytes of positions a reconnecting stream is sent in one connection: they are written at
+ * once, so they stay well within what a stream may have waiting for its client before it is cut as slow
+ * (sse.ts), and a replay of large positions is read a part at a time rather than whole into memory.
+ */
+export const REPLAY_MAX_BYTES = 512 * 1024;
 
 /**
  * What a reconnecting stream missed: each device's rows committed after the last id sent on its
- * partition and received after $3, in the order they were committed within a partition (row ids).
+ * partition and received after $3, in the order they were committed within a partition (row ids), as
+ * many as REPLAY_LIMIT and REPLAY_MAX_BYTES ($4) allow, and the one after them (whether more follow).
  * Fixes of the last day before $3 are read from the days' partitions, which the bound on gps_time
  * prunes to; older ones, a late upload's, from late_positions, where the trip-writer notes every fix
  * stored more than a day after its time.
  */
-const REPLAY = `
-  SELECT * FROM (
-    SELECT t.id, ${positionColumnsOf('t')}
-    FROM trip_locations t
-    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
-    WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day' AND t.filtered IS NULL
-    UNION ALL
-    SELECT t.id, ${positionColumnsOf('t')}
-    FROM late_positions l
-    JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON l.imei = c.imei AND l.id > c.after
-    JOIN trip_locations t ON t.id = l.id AND t.gps_time = l.gps_time
-    WHERE l.received_at > $3 AND l.gps_time <= $3::timestamptz - interval '1 day'
-  ) missed
-  ORDER BY id
-  LIMIT ${REPLAY_LIMIT}`;
+const REPLAY = boundedByBytes({
+  inner: `
+    SELECT * FROM (
+      SELECT t.id, ${positionColumnsOf('t')}
+      FROM trip_locations t
+      JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON t.imei = c.imei AND t.id > c.after
+      WHERE t.received_at > $3 AND t.gps_time > $3::timestamptz - interval '1 day' AND t.filtered IS NULL
+      UNION ALL
+      SELECT t.id, ${positionColumnsOf('t')}
+      FROM late_positions l
+      JOIN unnest($1::text[], $2::bigint[]) AS c(imei, after) ON l.imei = c.imei AND l.id > c.after
+      JOIN trip_locations t ON t.id = l.id AND t.gps_time = l.gps_time
+      WHERE l.received_at > $3 AND l.gps_time <= $3::timestamptz - interval '1 day'
+    ) missed
+    ORDER BY id
+    LIMIT ${REPLAY_LIMIT + 1}`,
+  weight: `coalesce(octet_length(attributes::text), 0) + ${POSITION_COLUMNS_BYTES}`,
+  order: 'id',
+  budgetParameter: '$4',
+});
 
 /** What a reconnecting stream asks for: per device, the last row id it was sent, and since when. */
 export interface ReplayRequest {
@@ -82,14 +94,15 @@ export interface ReplayRequest {
   receivedAfter: Date;
 }
 
-/** The positions a stream missed (see REPLAY), at most REPLAY_LIMIT, in row-id order. */
-export async function findMissedPositions(pool: Pool, { imeis, afters, receivedAfter }: ReplayRequest): Promise<Position[]> {
-  const result = await pool.query<PositionRow>({
+/** The positions a stream missed (see REPLAY) in row-id order, and whether more follow than one connection replays. */
+export async function findMissedPositions(pool: Pool, { imeis, afters, receivedAfter }: ReplayRequest): Promise<Slice<Position>> {
+  const result = await pool.query<PositionRow & Weighed>({
     text: REPLAY,
-    values: [imeis, afters, receivedAfter.toISOString()],
+    values: [imeis, afters, receivedAfter.toISOString(), REPLAY_MAX_BYTES],
     types: timestampsAsText,
   });
-  return result.rows.map(toPosition);
+  const { items, more } = cutPage(result.rows, REPLAY_LIMIT, REPLAY_MAX_BYTES);
+  return { items: items.map(toPosition), more };
 }
 
 const LAST_LOCATION = `SELECT trip_location_id AS id, ${POSITION_COLUMNS} FROM device_last_locations WHERE imei = $1`;
