@@ -5,6 +5,7 @@ import { closeKafka } from '../support/kafka';
 import { buildTrip, closeDb, db, postJson, uniqueDeviceImei, type Stack } from '../support/harness';
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
+import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -141,6 +142,32 @@ describe('GET /fleet/api/v1/devices?status=', () => {
     ] as const) {
       expect(all.filter((device) => device.imei === imei)).toEqual([expect.objectContaining({ imei, status })]);
     }
+  });
+
+  test('devices whose last positions carry 15 KB of attributes come in pages of about PAGE_MAX_BYTES, however high the limit, each once', async () => {
+    const imeis = Array.from({ length: 100 }, () => uniqueDeviceImei());
+    for (const imei of imeis)
+      await api.postTrip(
+        buildTrip({ imei, gpsTime: new Date(Date.now() - 60_000).toISOString(), attributes: { note: 'x'.repeat(15_000) } }),
+      );
+
+    const seen: string[] = [];
+    const pageBytes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await fetch(`${stack.url}${DEVICES_PATH}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      pageBytes.push(Buffer.byteLength(text));
+      const body = JSON.parse(text) as { data: Array<{ imei: string }>; nextCursor: string | null };
+      seen.push(...body.data.map((device) => device.imei));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+
+    expect(seen).toEqual(expect.arrayContaining(imeis));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pageBytes.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
   });
 
   test('a bad status, limit or cursor answers 400 naming it', async () => {

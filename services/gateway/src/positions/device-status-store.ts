@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { DeviceStatusQuery, KnownDevice, KnownDevices } from './device-status';
 import { positionColumnsOf, toPosition, type PositionRow } from './position-store';
 import { isoMillis, timestampsAsText } from './stored-time';
+import { boundedByBytes, cutPage, PAGE_MAX_BYTES, type Weighed } from '../page-bytes';
 
 type StatusRow = Partial<PositionRow> & { device_imei: string; registered: boolean; name: string | null; last_seen_at?: string | null };
 
@@ -21,14 +22,20 @@ const STATUS_OF_ONE = `
  * Every device known, after the cursor's IMEI, of one status or any: $2 null for any, else true for
  * online; online means received at or after $3.
  */
-const STATUS_PAGE = `
-  SELECT coalesce(l.imei, d.imei) AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, l.last_seen_at, ${LAST_COLUMNS}
-  FROM device_last_locations l
-  FULL JOIN devices d ON d.imei = l.imei
-  WHERE coalesce(l.imei, d.imei) > $1
-    AND ($2::boolean IS NULL OR $2 = coalesce(l.last_seen_at >= $3, false))
-  ORDER BY coalesce(l.imei, d.imei)
-  LIMIT $4`;
+const STATUS_PAGE = boundedByBytes({
+  inner: `
+    SELECT coalesce(l.imei, d.imei) AS device_imei, d.imei IS NOT NULL AS registered, d.name, l.trip_location_id AS id, l.last_seen_at, ${LAST_COLUMNS}
+    FROM device_last_locations l
+    FULL JOIN devices d ON d.imei = l.imei
+    WHERE coalesce(l.imei, d.imei) > $1
+      AND ($2::boolean IS NULL OR $2 = coalesce(l.last_seen_at >= $3, false))
+    ORDER BY coalesce(l.imei, d.imei)
+    LIMIT $4`,
+  // The last position's attributes, and about what the rest of a device's status takes.
+  weight: 'coalesce(octet_length(attributes::text), 0) + coalesce(octet_length(name), 0) + 500',
+  order: 'device_imei',
+  budgetParameter: '$5',
+});
 
 function toKnownDevice(row: StatusRow): KnownDevice {
   return {
@@ -48,12 +55,13 @@ export function deviceStatusStore(pool: Pool): KnownDevices {
       return row && toKnownDevice(row);
     },
     async findDevices({ after, online, onlineSince, limit }: DeviceStatusQuery) {
-      const result = await pool.query<StatusRow>({
+      const result = await pool.query<StatusRow & Weighed>({
         text: STATUS_PAGE,
-        values: [after, online ?? null, onlineSince.toISOString(), limit],
+        values: [after, online ?? null, onlineSince.toISOString(), limit + 1, PAGE_MAX_BYTES],
         types: timestampsAsText,
       });
-      return result.rows.map(toKnownDevice);
+      const { items, more } = cutPage(result.rows, limit);
+      return { items: items.map(toKnownDevice), more };
     },
   };
 }

@@ -7,6 +7,7 @@ import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '@fleet/shared/db/database-read';
 import { invalidParameter, parseImei, parseLimit, single } from '../query-parameters';
 import type { Position } from './position-store';
+import type { Slice } from '../page-bytes';
 
 export type DeviceState = 'online' | 'offline';
 
@@ -44,8 +45,8 @@ export interface DeviceStatusQuery {
 export interface KnownDevices {
   /** The device, registered or heard from; undefined when it is neither. */
   findDevice(imei: string): Promise<KnownDevice | undefined>;
-  /** Up to `limit` known devices after the cursor's IMEI, in IMEI order. */
-  findDevices(query: DeviceStatusQuery): Promise<KnownDevice[]>;
+  /** Up to `limit` known devices after the cursor's IMEI, in IMEI order, fewer past PAGE_MAX_BYTES; and whether more follow. */
+  findDevices(query: DeviceStatusQuery): Promise<Slice<KnownDevice>>;
 }
 
 export interface DeviceStatusPage {
@@ -98,18 +99,17 @@ export function createDeviceStatusReader(deps: DeviceStatusDeps) {
       const limit = parseLimit(single(query, 'limit'));
       const after = parseCursor(single(query, 'cursor'));
       const onlineSince = now() - deps.offlineAfterMs;
-      // One device more than the page tells whether another page follows.
-      const devices = await fromDatabase(() =>
+      const { items, more } = await fromDatabase(() =>
         deps.devices.findDevices({
           after,
           online: status === undefined ? undefined : status === 'online',
           onlineSince: new Date(onlineSince),
-          limit: limit + 1,
+          limit,
         }),
       );
-      const data = devices.slice(0, limit).map((device) => toStatus(device, onlineSince));
+      const data = items.map((device) => toStatus(device, onlineSince));
       const last = data.at(-1);
-      return { data, nextCursor: devices.length > limit && last ? Buffer.from(`d:${last.imei}`).toString('base64url') : null };
+      return { data, nextCursor: more && last ? Buffer.from(`d:${last.imei}`).toString('base64url') : null };
     },
   };
 }
