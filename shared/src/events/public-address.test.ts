@@ -14,10 +14,16 @@ describe('the addresses a webhook may reach', () => {
     'fe80::1',
     'fd00::1',
     '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::127.0.0.1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::',
+    '2001:db8::1',
+    'fec0::1',
     'not-an-ip',
   ])('%s is private', (address) => expect(isPrivateAddress(address)).toBe(true));
 
-  test.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) =>
+  test.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('%s is public', (address) =>
     expect(isPrivateAddress(address)).toBe(false),
   );
 

@@ -23,10 +23,19 @@ for (const [network, prefix] of [
   reserved.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // Unspecified, loopback and the IPv4-compatible form (::127.0.0.1).
+  ['::', 96],
+  // NAT64 (64:ff9b::10.0.0.1 reaches 10.0.0.1 through a translator), discard-only, IETF protocol
+  // assignments (Teredo among them), documentation, 6to4 (2002:7f00:1:: carries 127.0.0.1).
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   reserved.addSubnet(network, prefix, 'ipv6');
