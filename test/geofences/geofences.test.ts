@@ -6,6 +6,7 @@ import { closeKafka } from '../support/kafka';
 import { startStack } from '../support/stack';
 import { GEOFENCES_PATH } from '../../services/gateway/src/http/routes';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
+import { readEveryPage } from '../support/pages';
 
 let stack: Stack;
 let api: ApiClient;
@@ -140,20 +141,10 @@ test('polygons of 999 vertices come in pages of about PAGE_MAX_BYTES, however hi
   // 40 of about 40 KB each: some 1.6 MB, where one page of the limit asked would hold them all.
   for (let index = 0; index < 40; index += 1) ids.push((await api.post(GEOFENCES_PATH, { name: `Round ${index}`, area })).body.data.id);
 
-  const seen: number[] = [];
-  const pageBytes: number[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await fetch(`${stack.url}${GEOFENCES_PATH}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
-      headers: { authorization: api.authorization! },
-    });
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    pageBytes.push(Buffer.byteLength(text));
-    const body = JSON.parse(text) as { data: Array<{ id: number }>; nextCursor: string | null };
-    seen.push(...body.data.map((geofence) => geofence.id));
-    cursor = body.nextCursor;
-  } while (cursor);
+  const { items, pageBytes } = await readEveryPage<{ id: number }>(`${stack.url}${GEOFENCES_PATH}?limit=1000`, {
+    authorization: api.authorization!,
+  });
+  const seen = items.map((geofence) => geofence.id);
 
   expect(seen).toEqual(expect.arrayContaining(ids));
   expect(new Set(seen).size).toBe(seen.length);

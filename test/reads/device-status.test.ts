@@ -6,6 +6,7 @@ import { buildTrip, closeDb, db, postJson, uniqueDeviceImei, type Stack } from '
 import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
+import { readEveryPage } from '../support/pages';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -151,18 +152,8 @@ describe('GET /fleet/api/v1/devices?status=', () => {
         buildTrip({ imei, gpsTime: new Date(Date.now() - 60_000).toISOString(), attributes: { note: 'x'.repeat(15_000) } }),
       );
 
-    const seen: string[] = [];
-    const pageBytes: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const res = await fetch(`${stack.url}${DEVICES_PATH}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth });
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      pageBytes.push(Buffer.byteLength(text));
-      const body = JSON.parse(text) as { data: Array<{ imei: string }>; nextCursor: string | null };
-      seen.push(...body.data.map((device) => device.imei));
-      cursor = body.nextCursor;
-    } while (cursor !== null);
+    const { items, pageBytes } = await readEveryPage<{ imei: string }>(`${stack.url}${DEVICES_PATH}?limit=1000`, auth);
+    const seen = items.map((device) => device.imei);
 
     expect(seen).toEqual(expect.arrayContaining(imeis));
     expect(new Set(seen).size).toBe(seen.length);

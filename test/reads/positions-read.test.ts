@@ -9,6 +9,7 @@ import { createPartition, dayOf } from '../../services/trip-writer/src/trip-part
 import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
+import { readEveryPage } from '../support/pages';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -184,24 +185,13 @@ describe('trip locations', () => {
     const ids = await insertPositions(imei, minutesAfter(BASE, 200), { note: 'x'.repeat(15_000) });
     const range = { from: new Date(BASE).toISOString(), to: new Date(BASE + DAY_MS).toISOString() };
 
-    const seen: number[] = [];
-    const pageBytes: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const res = await fetch(
-        `${stack.url}${DEVICES_PATH}/${imei}/trip-locations?${new URLSearchParams({ ...range, limit: '1000', ...(cursor ? { cursor } : {}) })}`,
-        { headers: auth },
-      );
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      pageBytes.push(Buffer.byteLength(text));
-      const body = JSON.parse(text) as { data: Array<{ id: number; attributes: unknown }>; nextCursor: string | null };
-      expect(body.data.every((position) => JSON.stringify(position.attributes).length > 15_000)).toBe(true);
-      seen.push(...body.data.map((position) => position.id));
-      cursor = body.nextCursor;
-    } while (cursor !== null);
+    const { items, pageBytes } = await readEveryPage<{ id: number; attributes: unknown }>(
+      `${stack.url}${DEVICES_PATH}/${imei}/trip-locations?${new URLSearchParams({ ...range, limit: '1000' })}`,
+      auth,
+    );
 
-    expect(seen).toEqual(ids);
+    expect(items.map((position) => position.id)).toEqual(ids);
+    expect(items.every((position) => JSON.stringify(position.attributes).length > 15_000)).toBe(true);
     expect(pageBytes.length).toBeGreaterThanOrEqual(3);
     expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
     expect(Math.min(...pageBytes.slice(0, -1))).toBeGreaterThan(PAGE_MAX_BYTES - 20_000);

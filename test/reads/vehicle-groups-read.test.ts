@@ -4,6 +4,7 @@ import { buildGroup, closeDb, db, postJson, signToken, type Stack } from '../sup
 import { FLEET_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
+import { readEveryPage } from '../support/pages';
 
 let stack: Stack;
 let auth: { authorization: string };
@@ -79,22 +80,15 @@ describe('GET /fleet/api/v1/vehicle-groups', () => {
     // 12 of about 110 KB each: some 1.3 MB, where one page of the limit asked would hold them all.
     for (let i = 0; i < 12; i += 1) ids.push(await created(buildGroup({ vehicleIds })));
 
-    const seen: number[] = [];
-    const pageBytes: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const res = await fetch(`${stack.url}${FLEET_PATH}/vehicle-groups?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth });
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      pageBytes.push(Buffer.byteLength(text));
-      const body = JSON.parse(text) as { data: Array<{ id: number; vehicleIds: number[] }>; nextCursor: string | null };
-      for (const group of body.data) if (ids.includes(group.id)) expect(group.vehicleIds).toEqual(vehicleIds);
-      seen.push(...body.data.map((group) => group.id));
-      cursor = body.nextCursor;
-    } while (cursor !== null);
+    const { items, pageBytes } = await readEveryPage<{ id: number; vehicleIds: number[] }>(
+      `${stack.url}${FLEET_PATH}/vehicle-groups?limit=1000`,
+      auth,
+    );
+    const seen = items.map((group) => group.id);
 
     expect(seen).toEqual(expect.arrayContaining(ids));
     expect(new Set(seen).size).toBe(seen.length);
+    expect(items.filter((group) => ids.includes(group.id)).map((group) => group.vehicleIds)).toEqual(ids.map(() => vehicleIds));
     expect(pageBytes.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...pageBytes)).toBeLessThanOrEqual(PAGE_MAX_BYTES);
   });
