@@ -1,11 +1,14 @@
 // Topics are provisioned, never created by a client's first use, so a missing one is named: a service
 // refuses to start without the topics it needs, and a running gateway whose topic disappears answers
-// /readyz 503 naming it, and 200 again once the topic is provisioned.
+// /readyz 503 naming it, and 200 again once the topic is provisioned. A gateway whose connections are all
+// busy with reads is still ready: the database answers.
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
-import { baseEnv, closeDb, startWriter, uniquePrefix, type Stack } from '../support/harness';
+import { baseEnv, closeDb, signToken, startWriter, uniqueImei, uniquePrefix, type Stack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { closeKafka, provisionTopics, testKafka } from '../support/kafka';
 import { startStack } from '../support/stack';
+import { privateDatabase, type PrivateDatabase } from '../support/private-database';
+import { DEVICES_PATH } from '../../services/gateway/src/http/routes';
 
 afterAll(async () => {
   await closeKafka();
@@ -63,5 +66,57 @@ describe('a running gateway whose topic is deleted', () => {
     // Until the deletion has finished, Kafka refuses to create the topic again.
     await eventually(() => provisionTopics(stack.prefix).then(() => true), 15_000, { what: 'the topic to be created again' });
     expect((await fetch(`${stack.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('a gateway whose every database connection waits on a read', () => {
+  let database: PrivateDatabase;
+  let stack: Stack;
+  beforeAll(async () => {
+    database = await privateDatabase('readiness');
+    stack = await startStack({
+      mode: 'in-process',
+      label: 'readiness-busy',
+      tripWriters: 0,
+      groupWriters: 0,
+      env: { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '2' },
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await database?.drop();
+  });
+
+  test('stays ready, since the database still answers, and answers the reads once the database frees them', async () => {
+    const headers = { authorization: `Bearer ${await signToken()}` };
+    const locker = await database.pool.connect();
+    let reads: Array<Promise<Response>> = [];
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE trip_locations IN ACCESS EXCLUSIVE MODE');
+      // Two history reads, one for each connection of the pool, both waiting on the lock.
+      reads = [uniqueImei(), uniqueImei()].map((imei) => fetch(`${stack.url}${DEVICES_PATH}/${imei}/trip-locations`, { headers }));
+      await eventually(
+        async () => {
+          const { rows } = await database.pool.query<{ waiting: number }>(
+            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE application_name = 'fleet-gateway' AND wait_event_type = 'Lock'",
+          );
+          return rows[0]!.waiting === 2;
+        },
+        10_000,
+        { what: "both of the pool's connections to wait on the lock" },
+      );
+
+      const ready = await fetch(`${stack.url}/readyz`);
+      expect({ status: ready.status, body: await ready.json() }).toEqual({
+        status: 200,
+        body: { status: 'ready', checks: { postgres: 'up', redis: 'up', kafka: 'up' } },
+      });
+    } finally {
+      await locker.query('COMMIT');
+      locker.release();
+    }
+    const answered = await Promise.all(reads);
+    expect(answered.map((response) => response.status)).toEqual([200, 200]);
   });
 });

@@ -111,6 +111,10 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'fleet-gateway' },
     logger,
   );
+  // Readiness asks PostgreSQL on a connection of its own: with every connection of the pool busy serving
+  // reads, the database still answers, and a gateway taken out of service for that would take its writes,
+  // which need no database here, out with it.
+  const healthPool = createPool({ connectionString: config.DATABASE_URL, max: 1, applicationName: 'fleet-gateway-health' }, logger);
   const redis = createRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS);
   // A connection of its own for the rate limits, with their own command timeout: a cache lookup has
   // PostgreSQL behind it and gives Redis 50 ms, while a limit Redis does not answer is no limit at all.
@@ -164,6 +168,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       bus.stop(),
       topicAdmin.disconnect(),
       pool.end(),
+      healthPool.end(),
       ...[redis, limitsRedis].map((client) => client.quit().catch(() => client.disconnect())),
     ]);
   };
@@ -202,7 +207,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     logger,
     trustProxy: config.TRUST_PROXY,
     health: {
-      pingDatabase: () => pool.query('SELECT 1'),
+      pingDatabase: () => healthPool.query('SELECT 1'),
       pingCache: () => redis.ping(),
       bus,
       missingTopics: () => missingTopics(topicAdmin, neededTopics),

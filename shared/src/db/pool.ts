@@ -9,7 +9,6 @@ export interface PoolOptions {
   applicationName: string;
 }
 
-/** How long a query may wait for a free connection before failing, so a lost database fails fast. */
 /** How long a pool waits for a connection before the query fails: a database that is away costs no longer. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 2000;
 const STATEMENT_TIMEOUT_MS = 30_000;
