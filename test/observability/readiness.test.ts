@@ -90,12 +90,11 @@ describe('a gateway whose every database connection waits on a read', () => {
   test('stays ready, since the database still answers, and answers the reads once the database frees them', async () => {
     const headers = { authorization: `Bearer ${await signToken()}` };
     const locker = await database.pool.connect();
-    let reads: Array<Promise<Response>> = [];
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE trip_locations IN ACCESS EXCLUSIVE MODE');
+    // Two history reads, one for each connection of the pool, both waiting on the lock.
+    const reads = [uniqueImei(), uniqueImei()].map((imei) => fetch(`${stack.url}${DEVICES_PATH}/${imei}/trip-locations`, { headers }));
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE trip_locations IN ACCESS EXCLUSIVE MODE');
-      // Two history reads, one for each connection of the pool, both waiting on the lock.
-      reads = [uniqueImei(), uniqueImei()].map((imei) => fetch(`${stack.url}${DEVICES_PATH}/${imei}/trip-locations`, { headers }));
       await eventually(
         async () => {
           const { rows } = await database.pool.query<{ waiting: number }>(
