@@ -1,9 +1,13 @@
 // Topics are provisioned, never created by a client's first use, so a missing one is named: a service
 // refuses to start without the topics it needs, and a running gateway whose topic disappears answers
-// /readyz 503 naming it, and 200 again once the topic is provisioned. A gateway whose connections are all
-// busy with reads is still ready: the database answers.
+// /readyz 503 naming it, and 200 again once the topic is provisioned. A gateway whose connections for the
+// fleet apps are all busy with reads is still ready (the database answers), and still serves what runs on
+// its other pool.
+import { randomUUID } from 'node:crypto';
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
-import { baseEnv, closeDb, signToken, startWriter, uniqueImei, uniquePrefix, type Stack } from '../support/harness';
+import { POOL_EXHAUSTED_DETAIL } from '@fleet/shared/db/database-read';
+import { baseEnv, closeDb, signToken, startWriter, TEST_API_KEY, uniqueImei, uniquePrefix, type Stack } from '../support/harness';
+import { getCategory } from '../categories/category-support';
 import { eventually } from '../support/eventually';
 import { closeKafka, provisionTopics, testKafka } from '../support/kafka';
 import { startStack } from '../support/stack';
@@ -69,9 +73,10 @@ describe('a running gateway whose topic is deleted', () => {
   });
 });
 
-describe('a gateway whose every database connection waits on a read', () => {
+describe('a gateway whose every connection for the fleet apps waits on a read', () => {
   let database: PrivateDatabase;
   let stack: Stack;
+  let headers: Record<string, string>;
   beforeAll(async () => {
     database = await privateDatabase('readiness');
     stack = await startStack({
@@ -79,43 +84,73 @@ describe('a gateway whose every database connection waits on a read', () => {
       label: 'readiness-busy',
       tripWriters: 0,
       groupWriters: 0,
-      env: { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '2' },
+      env: { DATABASE_URL: database.url, DATABASE_FLEET_APP_POOL_SIZE: '2' },
     });
+    headers = { authorization: `Bearer ${await signToken()}` };
   });
   afterAll(async () => {
     await stack?.stop();
     await database?.drop();
   });
 
-  test('stays ready, since the database still answers, and answers the reads once the database frees them', async () => {
-    const headers = { authorization: `Bearer ${await signToken()}` };
+  const historyRead = () => fetch(`${stack.url}${DEVICES_PATH}/${uniqueImei()}/trip-locations`, { headers });
+
+  /** Runs `meanwhile` with both connections of the fleet apps' pool waiting on a lock, then frees them; their two reads' answers. */
+  async function withBothConnectionsWaiting(meanwhile: () => Promise<void>): Promise<Response[]> {
     const locker = await database.pool.connect();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE trip_locations IN ACCESS EXCLUSIVE MODE');
-    // Two history reads, one for each connection of the pool, both waiting on the lock.
-    const reads = [uniqueImei(), uniqueImei()].map((imei) => fetch(`${stack.url}${DEVICES_PATH}/${imei}/trip-locations`, { headers }));
+    const reads = [historyRead(), historyRead()];
     try {
       await eventually(
         async () => {
           const { rows } = await database.pool.query<{ waiting: number }>(
-            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE application_name = 'fleet-gateway' AND wait_event_type = 'Lock'",
+            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE application_name = 'fleet-gateway-apps' AND wait_event_type = 'Lock'",
           );
           return rows[0]!.waiting === 2;
         },
         10_000,
         { what: "both of the pool's connections to wait on the lock" },
       );
+      await meanwhile();
+    } finally {
+      await locker.query('COMMIT');
+      locker.release();
+    }
+    return Promise.all(reads);
+  }
 
+  test('stays ready, since the database still answers, and answers the reads once the database frees them', async () => {
+    const answered = await withBothConnectionsWaiting(async () => {
       const ready = await fetch(`${stack.url}/readyz`);
       expect({ status: ready.status, body: await ready.json() }).toEqual({
         status: 200,
         body: { status: 'ready', checks: { postgres: 'up', redis: 'up', kafka: 'up' } },
       });
-    } finally {
-      await locker.query('COMMIT');
-      locker.release();
-    }
-    const answered = await Promise.all(reads);
+    });
+    expect(answered.map((response) => response.status)).toEqual([200, 200]);
+  });
+
+  test('still serves category reads and device key lookups, and answers a further read 503 busy, not "database unavailable"', async () => {
+    const answered = await withBothConnectionsWaiting(async () => {
+      // Both run on the gateway's other pool: a category no one cached, and an OsmAnd key no one registered.
+      const category = await getCategory(stack.url, randomUUID(), TEST_API_KEY);
+      expect({ status: category.status, code: category.body.code }).toEqual({ status: 404, code: 'E-N1/1-01' });
+      const tracker = await fetch(
+        `${stack.url}/osmand/unregistered-key?id=${uniqueImei()}&lat=52.5&lon=13.4&timestamp=${Math.floor(Date.now() / 1000)}`,
+      );
+      expect({ status: tracker.status, code: ((await tracker.json()) as { code: string }).code }).toEqual({
+        status: 401,
+        code: 'E-G1/1-04',
+      });
+
+      const refused = await historyRead();
+      expect({ status: refused.status, retryAfter: refused.headers.get('retry-after'), body: await refused.json() }).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: { code: 'E-S1/1-08', message: 'The service is busy, retry later', detail: POOL_EXHAUSTED_DETAIL },
+      });
+    });
     expect(answered.map((response) => response.status)).toEqual([200, 200]);
   });
 });

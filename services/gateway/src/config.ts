@@ -13,6 +13,12 @@ const gatewayEnv = z
     ...writePathEnv,
     NODE_ENV: z.string().default('development'),
     PORT: z.coerce.number().check(integer()).min(0).max(65535).default(8080),
+    /**
+     * Connections for the fleet apps' routes (positions, devices and their registration, groups,
+     * geofences, events, webhooks), apart from DATABASE_POOL_SIZE's, which serve category reads, API keys
+     * and the key lookups of devices' own writes: a flood of one kind cannot keep the other waiting.
+     */
+    DATABASE_FLEET_APP_POOL_SIZE: positiveInt(10),
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
     CATEGORY_CACHE_TTL_SECONDS: positiveInt(300),
     CATEGORY_NOT_FOUND_TTL_SECONDS: positiveInt(30),

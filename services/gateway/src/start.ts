@@ -111,6 +111,13 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'fleet-gateway' },
     logger,
   );
+  // The fleet apps' routes read pages of up to a megabyte and may be asked for hundreds at once; on a pool
+  // of their own, those reads wait for one another and never hold up a category read or the key lookup
+  // a device's write needs.
+  const appPool = createPool(
+    { connectionString: config.DATABASE_URL, max: config.DATABASE_FLEET_APP_POOL_SIZE, applicationName: 'fleet-gateway-apps' },
+    logger,
+  );
   // Readiness asks PostgreSQL on a connection of its own: with every connection of the pool busy serving
   // reads, the database still answers, and a gateway taken out of service for that would take its writes,
   // which need no database here, out with it.
@@ -168,6 +175,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       bus.stop(),
       topicAdmin.disconnect(),
       pool.end(),
+      appPool.end(),
       healthPool.end(),
       ...[redis, limitsRedis].map((client) => client.quit().catch(() => client.disconnect())),
     ]);
@@ -230,8 +238,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       limits,
       tripRequest: tripRequestSchema(timeWindow),
     },
-    enrolment: deviceEnrolment(pool),
-    management: createDeviceManagement(deviceAdministration(pool)),
+    enrolment: deviceEnrolment(appPool),
+    management: createDeviceManagement(deviceAdministration(appPool)),
     trackers: {
       registry: new DeviceRegistry(registryLookups(pool)),
       trackerPosition: trackerPositionRequestSchema(timeWindow),
@@ -255,23 +263,23 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
-      reader: createPositionReader({ positions: positionStore(pool) }),
-      statuses: createDeviceStatusReader({ devices: deviceStatusStore(pool), offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
+      reader: createPositionReader({ positions: positionStore(appPool) }),
+      statuses: createDeviceStatusReader({ devices: deviceStatusStore(appPool), offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
-    groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(pool)) },
-    geofences: createGeofences(geofenceStore(pool)),
+    groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(appPool)) },
+    geofences: createGeofences(geofenceStore(appPool)),
     events: {
-      reader: createEventReader(eventStore(pool)),
-      store: eventStore(pool),
+      reader: createEventReader(eventStore(appPool)),
+      store: eventStore(appPool),
       feed: eventFeed,
       deviceClaim: config.JWT_DEVICE_CLAIM,
       maxStreams: config.MAX_STREAMS,
       metrics,
     },
-    webhooks: createWebhooks({ store: webhookStore(pool), privateAddressOf, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
+    webhooks: createWebhooks({ store: webhookStore(appPool), privateAddressOf, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
     streams: {
       feed,
-      findMissed: (request) => findMissedPositions(pool, request),
+      findMissed: (request) => findMissedPositions(appPool, request),
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,

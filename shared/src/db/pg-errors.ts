@@ -62,3 +62,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }
+
+/**
+ * True when a pool's every connection was in use for as long as a query may wait for one: the database
+ * may be answering, only this process asks more of it at once than its pool holds. (pg-pool's own
+ * message; a new connection that cannot be made in time fails with another.)
+ */
+export function isPoolExhausted(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { message?: unknown }).message === 'timeout exceeded when trying to connect'
+  );
+}

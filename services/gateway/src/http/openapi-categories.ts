@@ -50,7 +50,7 @@ export function categoryOperations(context: DocContext): Operations {
       400: json(CategoryIdError, 'The id is not a UUID'),
       401: json(ErrorBody, 'Missing or unknown API key (E-A1/1-01), whatever the id'),
       404: json(ErrorBody, 'No category has this id (E-N1/1-01)'),
-      503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+      503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)', true),
     },
   };
   return operations;

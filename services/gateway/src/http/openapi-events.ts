@@ -21,7 +21,11 @@ const eventFilters = {
 
 export function eventOperations(context: DocContext): Operations {
   const { registry, json, errorBody, writeFailures, requestIdParameter } = context;
-  const unavailable = json(errorBody, 'PostgreSQL unavailable (E-S1/1-03)', true);
+  const unavailable = json(
+    errorBody,
+    'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)',
+    true,
+  );
   const forbidden = json(errorBody, "The token lacks the route's scope (E-G1/1-02), or is bound to one device (E-G1/1-03)");
   const Event = registry.register(
     'Event',

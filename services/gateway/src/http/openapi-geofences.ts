@@ -34,7 +34,11 @@ export function geofenceOperations(context: DocContext): Operations {
   const GeofenceAnswer = registry.register('GeofenceResponse', z.strictObject({ message: z.string(), data: Geofence }));
   const idParams = z.object({ id: z.string().openapi({ description: 'The geofence id, a positive integer', example: '7' }) });
   const notFound = json(errorBody, `No geofence has this id (${errorCodes.geofenceNotFound.code})`);
-  const unavailable = json(errorBody, 'PostgreSQL unavailable (E-S1/1-03)', true);
+  const unavailable = json(
+    errorBody,
+    'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)',
+    true,
+  );
   const forbidden = json(errorBody, "The token lacks the route's scope (E-G1/1-02), or is bound to one device (E-G1/1-03)");
 
   return {

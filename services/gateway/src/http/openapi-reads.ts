@@ -126,7 +126,7 @@ export function positionOperations(context: DocContext): Operations & { position
   );
   const readFailures = {
     401: json(ErrorBody, 'No token (E-G1/1-01), whatever the imei'),
-    503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+    503: json(ErrorBody, 'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)', true),
   };
 
   operations.getLastLocation = {
@@ -195,7 +195,7 @@ export function readOperations(context: DocContext & { position: z.ZodType }): O
   const VehicleGroup = registry.register('VehicleGroup', group);
   const failures = {
     401: json(errorBody, 'No token (E-G1/1-01)'),
-    503: json(errorBody, 'PostgreSQL unavailable (E-S1/1-03)', true),
+    503: json(errorBody, 'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)', true),
   };
 
   operations.getDeviceStatus = {
