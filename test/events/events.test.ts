@@ -13,6 +13,7 @@ import { startTeltonika, type TeltonikaListener } from '../../services/teltonika
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
 import { eventProcessorConfig, start as startEventProcessor } from '@fleet/event-processor';
 import { createLogger } from '@fleet/shared/logger';
+import { MAX_SENDS_PER_WEBHOOK } from '../../services/event-processor/src/webhook-delivery';
 import { testClient, apiClient, type ApiClient } from '../support/api-client';
 import { eventually } from '../support/eventually';
 import { EventStream } from '../support/event-stream';
@@ -440,6 +441,59 @@ describe('webhooks', () => {
       await api.delete(`${WEBHOOKS_PATH}/${created.body.data.id}`);
     } finally {
       receiver.close();
+    }
+  });
+
+  test('a receiver that never answers holds at most MAX_SENDS_PER_WEBHOOK sends, and another gets every event meanwhile', async () => {
+    // The requests it holds before the first of them times out (after 5 s): once sockets close, the
+    // processor's count and this one's differ by the time a close takes to arrive.
+    let held = 0;
+    let closed = false;
+    const hanging = http.createServer((req) => {
+      if (!closed) held += 1;
+      req.resume();
+      req.socket.once('close', () => (closed = true));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const healthy = await startReceiver(() => 204);
+    const types = ['ignitionOn', 'ignitionOff'];
+    const created: number[] = [];
+    try {
+      for (const url of [`http://127.0.0.1:${(hanging.address() as AddressInfo).port}/events`, healthy.url]) {
+        created.push((await api.post(WEBHOOKS_PATH, { url, types, secret: 'fairness-test-secret' })).body.data.id);
+      }
+      // 200 ignition events of one device: far more than either limit, so the hanging receiver is offered
+      // more than it may take.
+      const imei = uniqueDeviceImei();
+      const start = Date.now() - 10 * 60_000;
+      const track = Array.from({ length: 201 }, (_, i) => ({
+        imei,
+        gpsTime: new Date(start + i * 1000).toISOString(),
+        ...outside,
+        speed: 0,
+        ignition: i % 2 === 1,
+      }));
+      const batch = await api.post(TRIP_LOCATION_BATCH_PATH, track);
+      expect(batch.status).toBe(200);
+      const ids = await eventually(
+        async () => {
+          const events = await db().query<{ id: string }>('SELECT id FROM events WHERE imei = $1 AND type = ANY($2)', [imei, types]);
+          return events.rowCount === 200 ? events.rows.map((row) => row.id) : undefined;
+        },
+        20_000,
+        { what: 'the 200 ignition events' },
+      );
+
+      const ours = new Set(ids);
+      const delivered = () => new Set(healthy.received.map((r) => r.headers['x-fleet-event-id'] as string).filter((id) => ours.has(id)));
+      await eventually(() => delivered().size === 200, 30_000, { what: 'every event at the receiver that answers' });
+      expect(healthy.received.filter((r) => ours.has(r.headers['x-fleet-event-id'] as string))).toHaveLength(200);
+      expect(held).toBe(MAX_SENDS_PER_WEBHOOK);
+    } finally {
+      for (const id of created) await api.delete(`${WEBHOOKS_PATH}/${id}`);
+      hanging.closeAllConnections();
+      hanging.close();
+      healthy.close();
     }
   });
 

@@ -18,12 +18,24 @@ export interface Delivery {
   event: FleetEvent;
 }
 
+// Each webhook offers its oldest due deliveries, up to the sends it may still start ($3 less those this
+// processor has in flight to it, listed in $4 and $5), and the oldest of those offers are claimed, up to
+// $1 in all. A webhook whose receiver hangs is at its limit and offers none: the others' deliveries are
+// claimed past its backlog, however long.
 const CLAIM_DUE = `
   WITH due AS (
-    SELECT webhook_id, event_id FROM webhook_deliveries
-    WHERE next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+    SELECT d.webhook_id, d.event_id, d.next_attempt_at
+    FROM webhooks w
+    LEFT JOIN unnest($4::bigint[], $5::int[]) AS sending (webhook_id, sends) ON sending.webhook_id = w.id
+    CROSS JOIN LATERAL (
+      SELECT webhook_id, event_id, next_attempt_at FROM webhook_deliveries
+      WHERE webhook_id = w.id AND next_attempt_at <= now()
+      ORDER BY next_attempt_at LIMIT greatest($3 - coalesce(sending.sends, 0), 0)
+      FOR UPDATE SKIP LOCKED
+    ) d
+    ORDER BY d.next_attempt_at LIMIT $1
   ), claimed AS (
-    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => ${CLAIM_LEASE_S}), attempts = d.attempts + 1
+    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2), attempts = d.attempts + 1
     FROM due WHERE d.webhook_id = due.webhook_id AND d.event_id = due.event_id
     RETURNING d.webhook_id, d.event_id, d.attempts, d.created_at AS since
   )
@@ -33,10 +45,19 @@ const CLAIM_DUE = `
            .join(', ')}
   FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN events e ON e.id = c.event_id`;
 
-export async function claimDue(pool: Pool, limit: number): Promise<Delivery[]> {
+export interface ClaimLimits {
+  /** Deliveries to claim at most. */
+  limit: number;
+  /** Sends one webhook may have in flight from this processor. */
+  perWebhook: number;
+  /** Sends this processor has in flight, by webhook id. */
+  sending: ReadonlyMap<number, number>;
+}
+
+export async function claimDue(pool: Pool, { limit, perWebhook, sending }: ClaimLimits): Promise<Delivery[]> {
   const { rows } = await pool.query<EventRow & { webhook_id: string; attempts: number; since: Date; url: string; secret: string }>(
     CLAIM_DUE,
-    [limit],
+    [limit, CLAIM_LEASE_S, perWebhook, [...sending.keys()], [...sending.values()]],
   );
   return rows.map((row) => ({
     webhookId: Number(row.webhook_id),
