@@ -19,6 +19,12 @@ const gatewayEnv = z
      * and the key lookups of devices' own writes: a flood of one kind cannot keep the other waiting.
      */
     DATABASE_FLEET_APP_POOL_SIZE: positiveInt(10),
+    /**
+     * What the fleet's geofences may add up to: every event processor holds them all in memory and tests
+     * each fix against them. A polygon of 1,000 positions is some 70 KB of a processor's heap.
+     */
+    GEOFENCES_MAX: positiveInt(10_000),
+    GEOFENCES_MAX_POSITIONS: positiveInt(500_000),
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
     CATEGORY_CACHE_TTL_SECONDS: positiveInt(300),
     CATEGORY_NOT_FOUND_TTL_SECONDS: positiveInt(30),

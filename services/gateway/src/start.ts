@@ -267,7 +267,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       statuses: createDeviceStatusReader({ devices: deviceStatusStore(appPool), offlineAfterMs: config.DEVICE_OFFLINE_AFTER }),
     },
     groups: { tokens, requiredScopes: config.JWT_REQUIRED_SCOPES, reader: createGroupReader(groupStore(appPool)) },
-    geofences: createGeofences(geofenceStore(appPool)),
+    geofences: createGeofences(geofenceStore(appPool), { geofences: config.GEOFENCES_MAX, positions: config.GEOFENCES_MAX_POSITIONS }),
     events: {
       reader: createEventReader(eventStore(appPool)),
       store: eventStore(appPool),

@@ -95,3 +95,8 @@ export interface Geofence {
   /** null when the geofence has no speed limit of its own. */
   speedLimitKmh: number | null;
 }
+
+/** The positions of a polygon's rings, which every event processor holds in memory; a circle has none. */
+export function positionsOf(area: GeofenceArea): number {
+  return area.type === 'Polygon' ? area.coordinates.reduce((sum, ring) => sum + ring.length, 0) : 0;
+}

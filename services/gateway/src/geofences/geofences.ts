@@ -4,17 +4,30 @@ import { AppError } from '@fleet/shared/errors';
 import { validationError } from '@fleet/shared/schemas/validation-error';
 import { fromDatabase } from '@fleet/shared/db/database-read';
 import { idCursor, parseLimit, parseRecordId } from '../query-parameters';
-import { geofenceRequestSchema, type Geofence, type GeofenceArea } from './geofence.schema';
+import { geofenceRequestSchema, positionsOf, type Geofence, type GeofenceArea } from './geofence.schema';
 import type { Slice } from '../page-bytes';
 
 /** Where geofences are kept (geofence-store.ts: PostgreSQL). */
 export interface GeofenceStore {
-  add(geofence: { name: string; area: GeofenceArea; speedLimitKmh: number | null }): Promise<Geofence>;
+  /** Stores it unless the limits would be passed; then answers what is stored, and stores nothing. */
+  add(
+    geofence: { name: string; area: GeofenceArea; speedLimitKmh: number | null },
+    limits: GeofenceLimits,
+  ): Promise<{ geofence: Geofence } | { stored: GeofenceLimits }>;
   find(id: number): Promise<Geofence | undefined>;
   /** Up to `limit` geofences with an id above `after`, in id order, fewer past PAGE_MAX_BYTES; and whether more follow. */
   list(after: number, limit: number): Promise<Slice<Geofence>>;
   /** True when it existed. */
   remove(id: number): Promise<boolean>;
+}
+
+/**
+ * What the fleet may hold, since every event processor holds all of it in memory and tests every fix
+ * against it: geofences, and positions of their polygons in all.
+ */
+export interface GeofenceLimits {
+  geofences: number;
+  positions: number;
 }
 
 export interface GeofencePage {
@@ -26,14 +39,23 @@ const cursors = idCursor('f');
 
 const notFound = (id: number) => new AppError({ kind: 'geofenceNotFound', detail: `no geofence has id ${id}` });
 
-export function createGeofences(store: GeofenceStore) {
+function fullError(limits: GeofenceLimits, stored: GeofenceLimits, positions: number): AppError {
+  const detail =
+    stored.geofences >= limits.geofences
+      ? `at most ${limits.geofences} geofences (GEOFENCES_MAX), and ${stored.geofences} are stored`
+      : `at most ${limits.positions} polygon positions in all (GEOFENCES_MAX_POSITIONS): ${stored.positions} are stored and this area has ${positions}`;
+  return new AppError({ kind: 'geofencesFull', detail });
+}
+
+export function createGeofences(store: GeofenceStore, limits: GeofenceLimits) {
   return {
     async create(body: unknown): Promise<{ message: string; data: Geofence }> {
       const parsed = geofenceRequestSchema.safeParse(body);
       if (!parsed.success) throw validationError(parsed.error);
       const { name, area, speedLimitKmh } = parsed.data;
-      const geofence = await fromDatabase(() => store.add({ name, area, speedLimitKmh: speedLimitKmh ?? null }));
-      return { message: 'Geofence has been created', data: geofence };
+      const added = await fromDatabase(() => store.add({ name, area, speedLimitKmh: speedLimitKmh ?? null }, limits));
+      if ('stored' in added) throw fullError(limits, added.stored, positionsOf(area));
+      return { message: 'Geofence has been created', data: added.geofence };
     },
 
     async get(rawId: string): Promise<{ message: string; data: Geofence }> {

@@ -55,6 +55,10 @@ export function geofenceOperations(context: DocContext): Operations {
         ...writeFailures,
         400: json(context.validationError, 'An invalid name or area: a polygon not closed, crossing itself, or too large (E-V1/1-01)'),
         403: forbidden,
+        409: json(
+          errorBody,
+          `The fleet holds GEOFENCES_MAX geofences, or this polygon would take their positions past GEOFENCES_MAX_POSITIONS (${errorCodes.geofencesFull.code}); \`detail\` says which; nothing is stored`,
+        ),
       },
     },
     listGeofences: {
