@@ -29,6 +29,7 @@ export const errorCodes = {
   deviceKeyMismatch: { code: 'E-G1/1-05', category: 'forbidden', message: 'The device key belongs to another device' },
   deviceExists: { code: 'E-C1/1-01', category: 'conflict', message: 'This device is already registered' },
   geofencesFull: { code: 'E-C1/1-02', category: 'conflict', message: 'The fleet holds as many geofences as it may' },
+  webhooksFull: { code: 'E-C1/1-03', category: 'conflict', message: 'The fleet holds as many webhooks as it may' },
   deviceNotFound: { code: 'E-N1/1-05', category: 'notFound', message: 'No such device' },
   groupNotFound: { code: 'E-N1/1-06', category: 'notFound', message: 'No such vehicle group' },
   geofenceNotFound: { code: 'E-N1/1-07', category: 'notFound', message: 'No such geofence' },

@@ -7,7 +7,6 @@ import { startStack } from '../support/stack';
 import { GEOFENCES_PATH } from '../../services/gateway/src/http/routes';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 import { readEveryPage } from '../support/pages';
-import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
 let stack: Stack;
 let api: ApiClient;
@@ -195,63 +194,4 @@ test('an id that is not a positive integer is a 400, another method on the path 
   const put = await fetch(`${stack.url}${GEOFENCES_PATH}/1`, { method: 'PUT', headers: { authorization: api.authorization! } });
   expect(put.status).toBe(405);
   expect(put.headers.get('allow')).toBe('GET, HEAD, DELETE');
-});
-
-describe('the limits of what a fleet holds, which every event processor keeps in memory', () => {
-  let database: PrivateDatabase;
-  let limited: Stack;
-  let client: ApiClient;
-  beforeAll(async () => {
-    database = await privateDatabase('geofence_limits');
-    limited = await startStack({
-      mode: 'in-process',
-      label: 'geofence-limits',
-      tripWriters: 0,
-      groupWriters: 0,
-      env: { DATABASE_URL: database.url, GEOFENCES_MAX: '3', GEOFENCES_MAX_POSITIONS: '12' },
-    });
-    client = await testClient(limited);
-  });
-  afterAll(async () => {
-    await limited?.stop();
-    await database?.drop();
-  });
-
-  const circle = (name: string) => ({ name, area: { type: 'Circle', center: [106.8, -6.2], radiusMeters: 200 } });
-  const stored = async () => (await database.pool.query('SELECT name FROM geofences ORDER BY id')).rows.map((row) => row.name);
-
-  test('a polygon that would take the positions past GEOFENCES_MAX_POSITIONS is refused 409, and a circle still fits', async () => {
-    for (const name of ['first square', 'second square']) expect((await client.post(GEOFENCES_PATH, square(name))).status).toBe(200);
-
-    const refused = await client.post(GEOFENCES_PATH, square('third square'));
-    expect({ status: refused.status, body: refused.body }).toEqual({
-      status: 409,
-      body: {
-        code: 'E-C1/1-02',
-        message: 'The fleet holds as many geofences as it may',
-        detail: 'at most 12 polygon positions in all (GEOFENCES_MAX_POSITIONS): 10 are stored and this area has 5',
-      },
-    });
-    expect((await client.post(GEOFENCES_PATH, circle('a circle'))).status).toBe(200);
-    expect(await stored()).toEqual(['first square', 'second square', 'a circle']);
-  });
-
-  test('past GEOFENCES_MAX geofences a create is refused 409, and a deleted one makes room for exactly one more', async () => {
-    const refused = await client.post(GEOFENCES_PATH, circle('a fourth'));
-    expect({ status: refused.status, body: refused.body }).toEqual({
-      status: 409,
-      body: {
-        code: 'E-C1/1-02',
-        message: 'The fleet holds as many geofences as it may',
-        detail: 'at most 3 geofences (GEOFENCES_MAX), and 3 are stored',
-      },
-    });
-
-    const [first] = (await database.pool.query('SELECT id FROM geofences ORDER BY id LIMIT 1')).rows;
-    expect((await client.delete(`${GEOFENCES_PATH}/${first.id}`)).status).toBe(200);
-    // Ten at once for the one place left: one is stored, whichever, and nine refused.
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => client.post(GEOFENCES_PATH, circle(`racer ${i}`))));
-    expect(answers.map((answer) => answer.status).sort()).toEqual([200, ...Array(9).fill(409)]);
-    expect(await stored()).toHaveLength(3);
-  });
 });

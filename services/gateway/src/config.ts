@@ -25,6 +25,8 @@ const gatewayEnv = z
      */
     GEOFENCES_MAX: positiveInt(10_000),
     GEOFENCES_MAX_POSITIONS: positiveInt(500_000),
+    /** Each event is stored and sent once for every webhook that wants it. */
+    WEBHOOKS_MAX: positiveInt(100),
     REDIS_COMMAND_TIMEOUT_MS: positiveInt(50),
     CATEGORY_CACHE_TTL_SECONDS: positiveInt(300),
     CATEGORY_NOT_FOUND_TTL_SECONDS: positiveInt(30),

@@ -276,7 +276,12 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       maxStreams: config.MAX_STREAMS,
       metrics,
     },
-    webhooks: createWebhooks({ store: webhookStore(appPool), privateAddressOf, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }),
+    webhooks: createWebhooks({
+      store: webhookStore(appPool),
+      privateAddressOf,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+      maxWebhooks: config.WEBHOOKS_MAX,
+    }),
     streams: {
       feed,
       findMissed: (request) => findMissedPositions(appPool, request),

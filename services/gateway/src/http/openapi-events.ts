@@ -135,6 +135,7 @@ export function eventOperations(context: DocContext): Operations {
           'An invalid URL, type or secret, or a URL whose host resolves to a loopback, link-local or private address (E-V1/1-01)',
         ),
         403: forbidden,
+        409: json(errorBody, `The fleet holds WEBHOOKS_MAX webhooks (${errorCodes.webhooksFull.code}); nothing is stored`),
       },
     },
     listWebhooks: {

@@ -9,7 +9,8 @@ import { webhookRequestSchema, type Webhook } from './webhook.schema';
 
 /** Where webhooks are kept (webhook-store.ts: PostgreSQL). */
 export interface WebhookStore {
-  add(webhook: { url: string; types: string[] | null; secret: string }): Promise<Webhook>;
+  /** Stores it while fewer than `limit` are stored; else answers how many are, and stores nothing. */
+  add(webhook: { url: string; types: string[] | null; secret: string }, limit: number): Promise<{ webhook: Webhook } | { stored: number }>;
   find(id: number): Promise<Webhook | undefined>;
   list(after: number, limit: number): Promise<Webhook[]>;
   remove(id: number): Promise<boolean>;
@@ -22,6 +23,11 @@ export interface WebhookDeps {
   store: WebhookStore;
   privateAddressOf: PrivateAddressOf;
   allowPrivate: boolean;
+  /**
+   * Webhooks the fleet may hold: every event is written once for each webhook that wants it, in the
+   * event processor's transaction, and sent as many times.
+   */
+  maxWebhooks: number;
 }
 
 const cursors = idCursor('w');
@@ -46,8 +52,14 @@ export function createWebhooks(deps: WebhookDeps) {
         }
         if (refused) throw urlRefused(`its host resolves to ${refused}, a loopback, link-local or private address`);
       }
-      const webhook = await fromDatabase(() => deps.store.add({ url, types: types ?? null, secret }));
-      return { message: 'Webhook has been created', data: webhook };
+      const added = await fromDatabase(() => deps.store.add({ url, types: types ?? null, secret }, deps.maxWebhooks));
+      if ('stored' in added) {
+        throw new AppError({
+          kind: 'webhooksFull',
+          detail: `at most ${deps.maxWebhooks} webhooks (WEBHOOKS_MAX), and ${added.stored} are stored`,
+        });
+      }
+      return { message: 'Webhook has been created', data: added.webhook };
     },
 
     async get(rawId: string): Promise<{ message: string; data: Webhook }> {
