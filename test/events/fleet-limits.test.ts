@@ -8,6 +8,7 @@ import { closeKafka } from '../support/kafka';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 import { startStack } from '../support/stack';
 import { GEOFENCES_PATH, WEBHOOKS_PATH } from '../../services/gateway/src/http/routes';
+import { squareGeofence } from '../support/geofence-areas';
 
 let database: PrivateDatabase;
 let limited: Stack;
@@ -40,28 +41,14 @@ afterAll(async () => {
 const names = async (table: 'geofences' | 'webhooks', column: string) =>
   (await database.pool.query(`SELECT ${column} AS name FROM ${table} ORDER BY id`)).rows.map((row) => row.name);
 
-const square = (name: string) => ({
-  name,
-  area: {
-    type: 'Polygon',
-    coordinates: [
-      [
-        [106.8, -6.2],
-        [106.81, -6.2],
-        [106.81, -6.19],
-        [106.8, -6.19],
-        [106.8, -6.2],
-      ],
-    ],
-  },
-});
 const circle = (name: string) => ({ name, area: { type: 'Circle', center: [106.8, -6.2], radiusMeters: 200 } });
 
 describe('geofences', () => {
   test('a polygon that would take the positions past GEOFENCES_MAX_POSITIONS is refused 409, and a circle still fits', async () => {
-    for (const name of ['first square', 'second square']) expect((await client.post(GEOFENCES_PATH, square(name))).status).toBe(200);
+    for (const name of ['first square', 'second square'])
+      expect((await client.post(GEOFENCES_PATH, squareGeofence(name))).status).toBe(200);
 
-    const refused = await client.post(GEOFENCES_PATH, square('third square'));
+    const refused = await client.post(GEOFENCES_PATH, squareGeofence('third square'));
     expect({ status: refused.status, body: refused.body }).toEqual({
       status: 409,
       body: {

@@ -7,6 +7,7 @@ import { startStack } from '../support/stack';
 import { GEOFENCES_PATH } from '../../services/gateway/src/http/routes';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 import { readEveryPage } from '../support/pages';
+import { squareGeofence } from '../support/geofence-areas';
 
 let stack: Stack;
 let api: ApiClient;
@@ -21,29 +22,15 @@ afterAll(async () => {
   await closeDb();
 });
 
-const square = (name: string) => ({
-  name,
-  area: {
-    type: 'Polygon',
-    coordinates: [
-      [
-        [106.8, -6.2],
-        [106.81, -6.2],
-        [106.81, -6.19],
-        [106.8, -6.19],
-        [106.8, -6.2],
-      ],
-    ],
-  },
-  speedLimitKmh: 30,
-});
-
 const storedNamed = async (name: string) => (await db().query('SELECT id FROM geofences WHERE name = $1', [name])).rowCount;
 
 test('a polygon is created, answered with its id, and read back as it was given', async () => {
-  const created = await api.post(GEOFENCES_PATH, square('Depot north'));
+  const created = await api.post(GEOFENCES_PATH, squareGeofence('Depot north'));
   expect(created.status).toBe(200);
-  expect(created.body).toEqual({ message: 'Geofence has been created', data: { id: expect.any(Number), ...square('Depot north') } });
+  expect(created.body).toEqual({
+    message: 'Geofence has been created',
+    data: { id: expect.any(Number), ...squareGeofence('Depot north') },
+  });
   const read = await api.get(`${GEOFENCES_PATH}/${created.body.data.id}`);
   expect(read.status).toBe(200);
   expect(read.body.data).toEqual(created.body.data);
@@ -154,7 +141,7 @@ test('polygons of 999 vertices come in pages of about PAGE_MAX_BYTES, however hi
 
 test('the list is keyset-paged oldest first, and a deleted geofence is gone: 404 on a read and on a second delete', async () => {
   const ids: number[] = [];
-  for (const name of ['Page one', 'Page two', 'Page three']) ids.push((await api.post(GEOFENCES_PATH, square(name))).body.data.id);
+  for (const name of ['Page one', 'Page two', 'Page three']) ids.push((await api.post(GEOFENCES_PATH, squareGeofence(name))).body.data.id);
   const seen: number[] = [];
   let cursor: string | null = null;
   do {
@@ -167,7 +154,7 @@ test('the list is keyset-paged oldest first, and a deleted geofence is gone: 404
   expect(seen).toEqual([...seen].sort((a, b) => a - b));
   expect(seen).toEqual(expect.arrayContaining(ids));
 
-  const deleted = await api.post(GEOFENCES_PATH, square('Short-lived'));
+  const deleted = await api.post(GEOFENCES_PATH, squareGeofence('Short-lived'));
   const id = deleted.body.data.id as number;
   const removal = await api.delete(`${GEOFENCES_PATH}/${id}`);
   expect({ status: removal.status, body: removal.body }).toEqual({
@@ -183,7 +170,7 @@ test('a token bound to one device reads the geofences but may not create or dele
   const deviceToken = `Bearer ${await signToken({ device_id: '359632104565789' })}`;
   const device = api.as(deviceToken);
   expect((await device.get(GEOFENCES_PATH)).status).toBe(200);
-  const refused = await device.post(GEOFENCES_PATH, square('Not allowed'));
+  const refused = await device.post(GEOFENCES_PATH, squareGeofence('Not allowed'));
   expect(refused.status).toBe(403);
   expect(refused.body.code).toBe('E-G1/1-03');
   expect(await storedNamed('Not allowed')).toBe(0);

@@ -1,0 +1,18 @@
+// A geofence body the tests create: a square of five positions (the last the first) near Jakarta, with a
+// speed limit of 30 km/h.
+export const squareGeofence = (name: string) => ({
+  name,
+  area: {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [106.8, -6.2],
+        [106.81, -6.2],
+        [106.81, -6.19],
+        [106.8, -6.19],
+        [106.8, -6.2],
+      ],
+    ],
+  },
+  speedLimitKmh: 30,
+});
