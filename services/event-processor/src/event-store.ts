@@ -77,8 +77,9 @@ const INSERT_DELIVERIES_AND_NOTIFY = `
     INSERT INTO webhook_deliveries (webhook_id, event_id)
     SELECT w.id, e.id FROM webhooks w
     JOIN unnest($1::bigint[], $2::text[]) AS e(id, type) ON w.types IS NULL OR e.type = ANY (w.types)
+    RETURNING 1
   )
-  SELECT pg_notify($3, $4)`;
+  SELECT pg_notify($3, $4), (SELECT count(*) FROM deliveries)::int AS deliveries`;
 
 // Rows a processor holds are skipped: a device with a position in flight is not silent.
 const SWEEP_OFFLINE = `
@@ -95,8 +96,14 @@ const SWEEP_OFFLINE = `
 const SWEEP_CHUNK = 500;
 
 /** Inserts the events (those raised before are skipped) and their deliveries; answers the types of those new. */
-async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<EventType[]> {
-  if (events.length === 0) return [];
+/** The events stored (the types of those not stored before) and the webhook deliveries they made. */
+interface Inserted {
+  raised: EventType[];
+  deliveries: number;
+}
+
+async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<Inserted> {
+  if (events.length === 0) return { raised: [], deliveries: 0 };
   await client.query({ name: 'events-order-lock', text: 'SELECT pg_advisory_xact_lock($1)', values: [EVENT_ORDER_LOCK] });
   const inserted = await client.query<{ id: string; type: EventType }>({
     name: 'events-insert',
@@ -111,14 +118,14 @@ async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]):
       events.map((e) => JSON.stringify(e.attributes)),
     ],
   });
-  if (inserted.rows.length === 0) return [];
+  if (inserted.rows.length === 0) return { raised: [], deliveries: 0 };
   const ids = inserted.rows.map((row) => row.id);
-  await client.query({
+  const made = await client.query<{ deliveries: number }>({
     name: 'events-insert-deliveries',
     text: INSERT_DELIVERIES_AND_NOTIFY,
     values: [ids, inserted.rows.map((row) => row.type), EVENTS_CHANNEL, ids[ids.length - 1]],
   });
-  return inserted.rows.map((row) => row.type);
+  return { raised: inserted.rows.map((row) => row.type), deliveries: made.rows[0]!.deliveries };
 }
 
 export interface BatchWork {
@@ -130,7 +137,7 @@ export interface BatchWork {
 }
 
 /** One batch in one transaction: the states locked and read, the rules applied, states and events written. */
-export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<{ raised: EventType[] }> {
+export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<Inserted> {
   return inTransaction(pool, async (client) => {
     const [rows, limits] = await Promise.all([
       // Unnamed, unlike the writes: a lookup by a list of devices named on a near-empty table keeps a
@@ -160,7 +167,7 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
         ],
       });
     }
-    return { raised: await insertEvents(client, events) };
+    return insertEvents(client, events);
   });
 }
 
@@ -191,9 +198,10 @@ export function geofenceCache(pool: Pool): () => Promise<readonly Geofence[]> {
   };
 }
 
-/** Marks the devices silent for `afterMs` offline and raises their deviceOffline; answers how many. */
-export async function sweepOffline(pool: Pool, afterMs: number): Promise<number> {
+/** Marks the devices silent for `afterMs` offline and raises their deviceOffline; answers how many, and the deliveries made. */
+export async function sweepOffline(pool: Pool, afterMs: number): Promise<{ raised: number; deliveries: number }> {
   let raised = 0;
+  let deliveries = 0;
   for (;;) {
     const marked = await inTransaction(pool, async (client) => {
       const due = await client.query<{
@@ -216,9 +224,10 @@ export async function sweepOffline(pool: Pool, afterMs: number): Promise<number>
           attributes: { lastReceivedAt: row.last_received_at.toISOString() },
         })),
       );
-      raised += offline.length;
+      raised += offline.raised.length;
+      deliveries += offline.deliveries;
       return due.rows.length;
     });
-    if (marked < SWEEP_CHUNK) return raised;
+    if (marked < SWEEP_CHUNK) return { raised, deliveries };
   }
 }

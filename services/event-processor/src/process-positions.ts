@@ -17,6 +17,8 @@ export interface PositionProcessorOptions {
   metrics: EventMetrics;
   /** OVERSPEED_LIMIT_KMH; 0: devices without a limit of their own have none. */
   defaultSpeedLimitKmh: number;
+  /** A batch made webhook deliveries, committed: they can be sent now rather than at the next poll. */
+  onDeliveries?: () => void;
 }
 
 /** The positions a message carries, or none (logged) for one that is not a list of positions. */
@@ -55,7 +57,7 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
     let applied = 0;
     let late = 0;
     let newestReceipt = 0;
-    const { raised } = await processBatch(pool, imeis, {
+    const { raised, deliveries } = await processBatch(pool, imeis, {
       apply(states, limits) {
         applied = 0;
         late = 0;
@@ -82,5 +84,6 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
     metrics.positions(applied);
     if (late) metrics.late(late);
     metrics.raised(raised, newestReceipt || undefined);
+    if (deliveries) options.onDeliveries?.();
   }
 }

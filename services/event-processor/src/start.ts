@@ -74,7 +74,21 @@ export async function start(
     outages: createKafkaOutageMetrics(registry),
   });
   const admin = kafka.admin();
-  const process = positionProcessor({ pool, logger, metrics, defaultSpeedLimitKmh: config.OVERSPEED_LIMIT_KMH });
+  const delivery = startWebhookDelivery({
+    pool,
+    logger,
+    metrics,
+    retryForMs: config.WEBHOOK_RETRY_FOR,
+    firstRetryAfterMs: config.WEBHOOK_FIRST_RETRY_AFTER,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+  });
+  const process = positionProcessor({
+    pool,
+    logger,
+    metrics,
+    defaultSpeedLimitKmh: config.OVERSPEED_LIMIT_KMH,
+    onDeliveries: () => delivery.due(),
+  });
   const offsets = new OffsetCommitter({ topic, logger });
 
   // A batch that cannot be processed (PostgreSQL away) is tried again with growing pauses while the
@@ -122,6 +136,7 @@ export async function start(
       },
     });
   } catch (error) {
+    await delivery.stop();
     await Promise.allSettled([pool.end(), metricsServer.close(), admin.disconnect()]);
     throw new Error(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`, { cause: error });
   }
@@ -134,19 +149,12 @@ export async function start(
       everyMs: offlineSweepMs(config.DEVICE_OFFLINE_AFTER),
       run: async () => {
         const offline = await sweepOffline(pool, config.DEVICE_OFFLINE_AFTER);
-        if (offline) metrics.raised(Array.from({ length: offline }, () => 'deviceOffline' as const));
+        if (offline.raised) metrics.raised(Array.from({ length: offline.raised }, () => 'deviceOffline' as const));
+        if (offline.deliveries) delivery.due();
       },
     },
     logger,
   );
-  const delivery = startWebhookDelivery({
-    pool,
-    logger,
-    metrics,
-    retryForMs: config.WEBHOOK_RETRY_FOR,
-    firstRetryAfterMs: config.WEBHOOK_FIRST_RETRY_AFTER,
-    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
-  });
   logger.info({ topic, groupId, metricsPort: metricsServer.port }, 'event-processor consuming');
 
   return {

@@ -23,7 +23,7 @@ export const MAX_IN_FLIGHT = 128;
  * MAX_IN_FLIGHT.
  */
 export const MAX_SENDS_PER_WEBHOOK = 16;
-/** How often due deliveries are looked for while none are in hand. */
+/** How often due deliveries are looked for, besides when a batch has just made some: retries fall due unannounced. */
 const POLL_MS = 1000;
 
 export interface WebhookDeliveryOptions {
@@ -85,6 +85,8 @@ export function postEvent(delivery: Delivery, allowPrivate: boolean, agents: Age
 }
 
 export interface RunningDelivery {
+  /** Deliveries were just committed: look for them now rather than at the next poll. */
+  due(): void;
   stop(): Promise<void>;
 }
 
@@ -200,6 +202,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
 
   schedule(0);
   return {
+    due: () => schedule(0),
     async stop() {
       stopped = true;
       clearTimeout(timer);
