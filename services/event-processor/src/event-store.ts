@@ -95,13 +95,13 @@ const SWEEP_OFFLINE = `
 /** Devices marked offline per sweep statement, so that one sweep never holds many row locks. */
 const SWEEP_CHUNK = 500;
 
-/** Inserts the events (those raised before are skipped) and their deliveries; answers the types of those new. */
-/** The events stored (the types of those not stored before) and the webhook deliveries they made. */
+/** What a batch stored: the types of the events new to the table, and the webhook deliveries they made. */
 interface Inserted {
   raised: EventType[];
   deliveries: number;
 }
 
+/** Inserts the events (those raised before are skipped) and their deliveries. */
 async function insertEvents(client: PoolClient, events: readonly RaisedEvent[]): Promise<Inserted> {
   if (events.length === 0) return { raised: [], deliveries: 0 };
   await client.query({ name: 'events-order-lock', text: 'SELECT pg_advisory_xact_lock($1)', values: [EVENT_ORDER_LOCK] });
