@@ -28,3 +28,14 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     client.release(lost);
   }
 }
+
+/**
+ * `inTransaction`, one at a time for `lock`: `work` starts once it holds a transaction-scoped advisory
+ * lock, so that two which count what is stored before adding to it cannot both take the last place.
+ */
+export function inTransactionAlone<T>(pool: Pool, lock: number, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [lock]);
+    return work(client);
+  });
+}

@@ -1,6 +1,6 @@
 // Geofences in PostgreSQL: the area kept as the GeoJSON (or circle) it was given, as jsonb.
 import type { Pool } from 'pg';
-import { inTransaction } from '@fleet/shared/db/transaction';
+import { inTransactionAlone } from '@fleet/shared/db/transaction';
 import { positionsOf, type Geofence, type GeofenceArea } from './geofence.schema';
 import type { GeofenceStore } from './geofences';
 import { boundedByBytes, cutPage, PAGE_MAX_BYTES, type Weighed } from '../page-bytes';
@@ -51,9 +51,7 @@ const GEOFENCE_PAGE = boundedByBytes({
 export function geofenceStore(pool: Pool): GeofenceStore {
   return {
     async add({ name, area, speedLimitKmh }, limits) {
-      return inTransaction(pool, async (client) => {
-        // One create at a time counts what is stored, so that two cannot both take the last room.
-        await client.query('SELECT pg_advisory_xact_lock($1)', [GEOFENCE_CREATE_LOCK]);
+      return inTransactionAlone(pool, GEOFENCE_CREATE_LOCK, async (client) => {
         const { rows } = await client.query<StoredTotals & Partial<GeofenceRow>>(ADD_WITHIN_LIMITS, [
           name,
           JSON.stringify(area),

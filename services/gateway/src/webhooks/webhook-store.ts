@@ -1,6 +1,6 @@
 // Webhooks in PostgreSQL. Deleting one deletes its pending deliveries with it (ON DELETE CASCADE).
 import type { Pool } from 'pg';
-import { inTransaction } from '@fleet/shared/db/transaction';
+import { inTransactionAlone } from '@fleet/shared/db/transaction';
 import type { Webhook } from './webhook.schema';
 import type { WebhookStore } from './webhooks';
 
@@ -28,9 +28,7 @@ const toWebhook = (row: WebhookRow): Webhook => ({ id: Number(row.id), url: row.
 export function webhookStore(pool: Pool): WebhookStore {
   return {
     async add({ url, types, secret }, limit) {
-      return inTransaction(pool, async (client) => {
-        // One create at a time counts what is stored, so that two cannot both take the last place.
-        await client.query('SELECT pg_advisory_xact_lock($1)', [WEBHOOK_CREATE_LOCK]);
+      return inTransactionAlone(pool, WEBHOOK_CREATE_LOCK, async (client) => {
         const { rows } = await client.query<{ webhooks: number } & Partial<WebhookRow>>(ADD_WITHIN_LIMIT, [url, types, secret, limit]);
         const row = rows[0]!;
         if (row.id === null || row.id === undefined) return { stored: row.webhooks };
