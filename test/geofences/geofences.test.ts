@@ -76,6 +76,44 @@ test.each([
     'A ring must not cross itself',
   ],
   [
+    'a ring whose positions all lie on one line',
+    {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0],
+          [1, 1],
+          [2, 2],
+          [0, 0],
+        ],
+      ],
+    },
+    'A ring must enclose an area: its positions all lie on one line',
+  ],
+  [
+    'a hole outside the outer ring',
+    {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0],
+          [1, 0],
+          [1, 1],
+          [0, 1],
+          [0, 0],
+        ],
+        [
+          [5, 5],
+          [6, 5],
+          [6, 6],
+          [5, 6],
+          [5, 5],
+        ],
+      ],
+    },
+    'A hole must lie inside the outer ring, apart from it',
+  ],
+  [
     'more than 1,000 positions',
     {
       type: 'Polygon',

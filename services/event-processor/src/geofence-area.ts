@@ -3,6 +3,8 @@
 // radius in metres). Geofences are small next to the Earth, so a polygon is tested on the plane of its
 // coordinates; a circle by the great-circle distance to its center.
 
+import { insideRing } from '@fleet/shared/events/ring';
+
 export type GeofenceArea =
   { type: 'Polygon'; coordinates: number[][][] } | { type: 'Circle'; center: [number, number]; radiusMeters: number };
 
@@ -18,22 +20,11 @@ export function distanceMeters([lon1, lat1]: readonly number[], [lon2, lat2]: re
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
-/** Even-odd ray casting: a point on the ring's inside crosses it an odd number of times. */
-function inRing(ring: readonly number[][], lon: number, lat: number): boolean {
-  let inside = false;
-  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i]!;
-    const [xj, yj] = ring[j]!;
-    if (yi! > lat !== yj! > lat && lon < ((xj! - xi!) * (lat - yi!)) / (yj! - yi!) + xi!) inside = !inside;
-  }
-  return inside;
-}
-
 export function containsPoint(area: GeofenceArea, longitude: number, latitude: number): boolean {
   if (area.type === 'Circle') return distanceMeters(area.center, [longitude, latitude]) <= area.radiusMeters;
   const [outline, ...holes] = area.coordinates;
-  if (!outline || !inRing(outline, longitude, latitude)) return false;
-  return !holes.some((hole) => inRing(hole, longitude, latitude));
+  if (!outline || !insideRing(outline, longitude, latitude)) return false;
+  return !holes.some((hole) => insideRing(hole, longitude, latitude));
 }
 
 /**

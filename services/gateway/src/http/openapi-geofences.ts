@@ -19,7 +19,8 @@ export function geofenceOperations(context: DocContext): Operations {
     z.object(geofenceRequestSchema.shape).openapi({
       description:
         `A name of 1 to ${GEOFENCE_NAME_MAX_LENGTH} characters; an area, a GeoJSON Polygon ([longitude, latitude] positions, ` +
-        `each ring closed and not crossing itself, at most ${MAX_GEOFENCE_VERTICES} positions) or a circle; an optional speed limit inside it`,
+        `each ring closed, enclosing an area and not crossing or touching itself, each further ring a hole inside the first and apart ` +
+        `from it and the other holes, at most ${MAX_GEOFENCE_VERTICES} positions) or a circle; an optional speed limit inside it`,
     }),
   );
   const Geofence = registry.register(
@@ -53,7 +54,10 @@ export function geofenceOperations(context: DocContext): Operations {
       responses: {
         200: json(GeofenceAnswer, 'Created'),
         ...writeFailures,
-        400: json(context.validationError, 'An invalid name or area: a polygon not closed, crossing itself, or too large (E-V1/1-01)'),
+        400: json(
+          context.validationError,
+          'An invalid name or area: a polygon not closed, enclosing nothing, crossing itself, with a hole astray, or too large (E-V1/1-01)',
+        ),
         403: forbidden,
         409: json(
           errorBody,
