@@ -7,7 +7,7 @@ import { startStack } from '../support/stack';
 import { GEOFENCES_PATH } from '../../services/gateway/src/http/routes';
 import { PAGE_MAX_BYTES } from '../../services/gateway/src/page-bytes';
 import { readEveryPage } from '../support/pages';
-import { squareGeofence } from '../support/geofence-areas';
+import { squareGeofence, squareRing } from '../support/geofence-areas';
 
 let stack: Stack;
 let api: ApiClient;
@@ -92,25 +92,7 @@ test.each([
   ],
   [
     'a hole outside the outer ring',
-    {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [0, 0],
-          [1, 0],
-          [1, 1],
-          [0, 1],
-          [0, 0],
-        ],
-        [
-          [5, 5],
-          [6, 5],
-          [6, 6],
-          [5, 6],
-          [5, 5],
-        ],
-      ],
-    },
+    { type: 'Polygon', coordinates: [squareRing(0, 0, 1), squareRing(5, 5, 1)] },
     'A hole must lie inside the outer ring, apart from it',
   ],
   [

@@ -16,3 +16,12 @@ export const squareGeofence = (name: string) => ({
   },
   speedLimitKmh: 30,
 });
+
+/** A closed square ring of side `size` degrees with its south-west corner at (longitude, latitude). */
+export const squareRing = (longitude: number, latitude: number, size: number) => [
+  [longitude, latitude],
+  [longitude + size, latitude],
+  [longitude + size, latitude + size],
+  [longitude, latitude + size],
+  [longitude, latitude],
+];
