@@ -173,26 +173,45 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
 
 const GEOFENCES_VERSION = "SELECT count(*) || ':' || coalesce(max(id), 0) AS version FROM geofences";
 
+interface GeofenceRow {
+  id: string;
+  name: string;
+  area: Geofence['area'];
+  speed_limit_kmh: number | null;
+}
+
+const toGeofence = (row: GeofenceRow): Geofence => ({
+  id: Number(row.id),
+  name: row.name,
+  area: row.area,
+  bounds: boundsOf(row.area),
+  speedLimitKmh: row.speed_limit_kmh,
+});
+
 /**
  * The geofences, read again only when they changed: a create moves the highest id, a delete the count.
- * One small query per batch keeps a geofence created a moment ago in force for the next fix.
+ * One small query per batch keeps a geofence created a moment ago in force for the next fix. A change
+ * reads the ids, then only the geofences not held yet: a fleet's geofences may be hundreds of thousands
+ * of positions, and a create or delete must not make every processor parse them all again.
  */
-export function geofenceCache(pool: Pool): () => Promise<readonly Geofence[]> {
+export function geofenceCache(db: Pick<Pool, 'query'>): () => Promise<readonly Geofence[]> {
   let version = '';
+  let held = new Map<number, Geofence>();
   let geofences: readonly Geofence[] = [];
   return async () => {
-    const { rows } = await pool.query<{ version: string }>({ name: 'events-geofences-version', text: GEOFENCES_VERSION });
+    const { rows } = await db.query<{ version: string }>({ name: 'events-geofences-version', text: GEOFENCES_VERSION });
     if (rows[0]!.version === version) return geofences;
-    const all = await pool.query<{ id: string; name: string; area: Geofence['area']; speed_limit_kmh: number | null }>(
-      'SELECT id, name, area, speed_limit_kmh FROM geofences ORDER BY id',
-    );
-    geofences = all.rows.map((row) => ({
-      id: Number(row.id),
-      name: row.name,
-      area: row.area,
-      bounds: boundsOf(row.area),
-      speedLimitKmh: row.speed_limit_kmh,
-    }));
+    const ids = (await db.query<{ id: string }>('SELECT id FROM geofences ORDER BY id')).rows.map((row) => Number(row.id));
+    const missing = ids.filter((id) => !held.has(id));
+    if (missing.length > 0) {
+      const added = await db.query<GeofenceRow>('SELECT id, name, area, speed_limit_kmh FROM geofences WHERE id = ANY($1::bigint[])', [
+        missing,
+      ]);
+      for (const row of added.rows) held.set(Number(row.id), toGeofence(row));
+    }
+    // A geofence deleted between the two reads is absent from the second: it is left out here too.
+    held = new Map(ids.flatMap((id) => (held.has(id) ? [[id, held.get(id)!] as const] : [])));
+    geofences = [...held.values()];
     version = rows[0]!.version;
     return geofences;
   };
