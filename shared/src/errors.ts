@@ -69,6 +69,11 @@ export const errorCodes = {
   tooManyInFlight: { code: 'E-S1/1-06', category: 'unavailable', message: 'Too many writes are waiting for confirmation, retry later' },
   deviceRateLimited: { code: 'E-R1/1-01', category: 'rateLimited', message: 'This device has sent too many positions, retry later' },
   subjectRateLimited: { code: 'E-R1/1-02', category: 'rateLimited', message: 'Too many requests for this token subject, retry later' },
+  subjectStreamsLimited: {
+    code: 'E-R1/1-03',
+    category: 'rateLimited',
+    message: 'Too many live streams for this token subject, retry later',
+  },
   internal: { code: 'E-S1/1-00', category: 'internal', message: 'Internal server error' },
 } as const satisfies Record<string, { code: string; category: ErrorCategory; message: string }>;
 

@@ -196,6 +196,35 @@ test('past MAX_STREAMS a new stream is answered 503; a gateway stopping ends its
   await eventually(() => held.ended, 10_000, { what: 'the stream to end with its gateway' });
 });
 
+test('past MAX_STREAMS_PER_SUBJECT one subject is answered 429 on that route, while others and its other route still open streams', async () => {
+  const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, MAX_STREAMS_PER_SUBJECT: '2' }));
+  const bearer = async (subject: string) => ({ authorization: `Bearer ${await signToken({}, { subject })}` });
+  const greedy = await bearer(`greedy-${uniqueImei()}`);
+  const positions = `${gateway.url}${FLEET_PATH}/positions/stream?imei=${uniqueImei()}`;
+  const events = `${gateway.url}${FLEET_PATH}/events/stream`;
+  try {
+    const held = [await Stream.open(positions, greedy), await Stream.open(positions, greedy)];
+    expect(held.map((stream) => stream.status)).toEqual([200, 200]);
+
+    const refused = await fetch(positions, { headers: greedy });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ code: 'E-R1/1-03', detail: expect.stringContaining('MAX_STREAMS_PER_SUBJECT') });
+
+    const other = await Stream.open(positions, await bearer(`other-${uniqueImei()}`));
+    const itsEvents = await Stream.open(events, greedy);
+    expect([other.status, itsEvents.status]).toEqual([200, 200]);
+
+    // A stream closed by its client gives its place back.
+    held[0]!.close();
+    await eventually(async () => (await Stream.open(positions, greedy)).status === 200, 10_000, {
+      what: 'a place freed by a closed stream',
+    });
+  } finally {
+    await gateway.stop();
+  }
+});
+
 test('with two gateways and two writers, a stream on either gateway gets every position of its devices, whichever handled it', async () => {
   const second: Gateway = await startGateway(gatewayConfig(stack.env));
   const writer = await stack.addTripWriter();

@@ -87,6 +87,8 @@ const gatewayEnv = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
     /** Live position streams one gateway serves at once; beyond them a new stream is answered 503. */
     MAX_STREAMS: positiveInt(10_000),
+    /** Streams of one route a token subject may hold open on one gateway; beyond them a new one is answered 429. */
+    MAX_STREAMS_PER_SUBJECT: positiveInt(100),
     /** A device with nothing received for this long is offline (GET /fleet/api/v1/devices...), same notation. */
     DEVICE_OFFLINE_AFTER: duration('10m'),
     /** Lets a webhook point at a loopback, link-local or private address (a test's receiver, a private network). */

@@ -274,6 +274,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       feed: eventFeed,
       deviceClaim: config.JWT_DEVICE_CLAIM,
       maxStreams: config.MAX_STREAMS,
+      maxStreamsPerSubject: config.MAX_STREAMS_PER_SUBJECT,
       metrics,
     },
     webhooks: createWebhooks({
@@ -289,6 +290,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
       maxStreams: config.MAX_STREAMS,
+      maxStreamsPerSubject: config.MAX_STREAMS_PER_SUBJECT,
       metrics,
     },
     metrics,

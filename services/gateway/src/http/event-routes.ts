@@ -13,17 +13,16 @@ import { invalidParameter } from '../query-parameters';
 import type { EventFeed } from '../streams/event-feed';
 import { queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { OpenStreams, type EndReason } from './sse';
+import { OpenStreams, type EndReason, type StreamLimits } from './sse';
 
 /** Missed events sent per connection; a client that missed more reconnects from the last one sent. */
 export const EVENT_REPLAY_LIMIT = 1000;
 
-export interface EventRoutesDeps {
+export interface EventRoutesDeps extends StreamLimits {
   reader: EventReader;
   store: EventStore;
   feed: EventFeed;
   deviceClaim: string | undefined;
-  maxStreams: number;
   metrics: GatewayMetrics;
 }
 
@@ -45,10 +44,10 @@ export function eventHandlers(deps: EventRoutesDeps): {
 
   const streamEvents: RouteHandlers['streamEvents'] = async (req, res) => {
     const query = queryOf(req);
-    const device = deviceOf(verifiedTokenOf(res), deps.deviceClaim);
+    const token = verifiedTokenOf(res);
+    const device = deviceOf(token, deps.deviceClaim);
     const filter: EventFilter = { imeis: visibleDevices(query, device, MAX_FILTER_DEVICES), types: parseEventTypes(query) };
     const resumed = lastEventIdOf(req.headers['last-event-id']);
-    open.admit();
     await deps.feed.ready();
 
     const wanted = passes(filter);
@@ -60,7 +59,7 @@ export function eventHandlers(deps: EventRoutesDeps): {
       sentUpTo = event.id;
       if (wanted(event)) stream.send(event.type, event.id, event);
     };
-    const stream = open.open(req, res, 'events as they are committed', () =>
+    const stream = open.open(req, res, token.subject, 'events as they are committed', () =>
       deps.feed.subscribe((events) => {
         if (replaying) caughtUp.push(...events);
         else for (const event of events) send(event);

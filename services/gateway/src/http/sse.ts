@@ -62,27 +62,47 @@ export function startSse(req: IncomingMessage, res: ServerResponse, options: Sse
   return stream;
 }
 
+export interface StreamLimits {
+  /** MAX_STREAMS: the route's streams on this gateway. */
+  maxStreams: number;
+  /** MAX_STREAMS_PER_SUBJECT: the route's streams of one token subject on this gateway. */
+  maxStreamsPerSubject: number;
+}
+
 /**
- * The streams one route has open: a new one refused past MAX_STREAMS, each ending its feed subscription
- * when it ends however it ends, all ended when the gateway stops.
+ * The streams one route has open: a new one refused past MAX_STREAMS, or past MAX_STREAMS_PER_SUBJECT of
+ * its token's subject (so that one client, a leaked token or a loop reconnecting without closing, cannot
+ * hold every place), each ending its feed subscription when it ends however it ends, all ended when the
+ * gateway stops.
  */
 export class OpenStreams {
   private readonly ends = new Set<(reason?: EndReason) => void>();
+  private readonly bySubject = new Map<string, number>();
 
-  constructor(private readonly options: { maxStreams: number; metrics: SseOptions['metrics'] }) {}
+  constructor(private readonly options: StreamLimits & { metrics: SseOptions['metrics'] }) {}
 
-  /** Refuses a stream beyond the route's MAX_STREAMS, before any work is done for it. */
-  admit(): void {
-    if (this.ends.size < this.options.maxStreams) return;
-    throw new AppError({
-      kind: 'tooManyStreams',
-      detail: `this gateway serves ${this.options.maxStreams} streams (MAX_STREAMS)`,
-      retryAfterSeconds: 1,
-    });
-  }
-
-  /** Starts a stream and its subscription, which `subscribe` makes and answers the end of. */
-  open(req: IncomingMessage, res: ServerResponse, comment: string, subscribe: () => () => void): SseStream {
+  /**
+   * Opens a stream for `subject` and its subscription, which `subscribe` makes and answers the end of;
+   * or refuses it, before anything is written, when a limit is reached.
+   */
+  open(req: IncomingMessage, res: ServerResponse, subject: string, comment: string, subscribe: () => () => void): SseStream {
+    const { maxStreams, maxStreamsPerSubject } = this.options;
+    if (this.ends.size >= maxStreams) {
+      throw new AppError({
+        kind: 'tooManyStreams',
+        detail: `this gateway serves ${maxStreams} streams (MAX_STREAMS)`,
+        retryAfterSeconds: 1,
+      });
+    }
+    const held = this.bySubject.get(subject) ?? 0;
+    if (held >= maxStreamsPerSubject) {
+      throw new AppError({
+        kind: 'subjectStreamsLimited',
+        detail: `this token's subject holds ${held} streams on this gateway (MAX_STREAMS_PER_SUBJECT)`,
+        retryAfterSeconds: 1,
+      });
+    }
+    this.bySubject.set(subject, held + 1);
     let unsubscribe = (): void => undefined;
     const end = (reason?: EndReason) => stream.end(reason);
     const stream = startSse(req, res, {
@@ -90,6 +110,9 @@ export class OpenStreams {
       metrics: this.options.metrics,
       onEnd: () => {
         this.ends.delete(end);
+        const left = (this.bySubject.get(subject) ?? 1) - 1;
+        if (left > 0) this.bySubject.set(subject, left);
+        else this.bySubject.delete(subject);
         unsubscribe();
       },
     });

@@ -18,18 +18,17 @@ import type { Slice } from '../page-bytes';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
-import { OpenStreams, type EndReason } from './sse';
+import { OpenStreams, type EndReason, type StreamLimits } from './sse';
 
 export const MAX_STREAM_DEVICES = 1000;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
 export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
-export interface StreamRoutesDeps extends ScopeDeps {
+export interface StreamRoutesDeps extends ScopeDeps, StreamLimits {
   feed: PositionFeed;
   /** The positions a reconnecting stream missed, at most REPLAY_LIMIT and REPLAY_MAX_BYTES, and whether more follow. */
   findMissed: (request: ReplayRequest) => Promise<Slice<PositionEvent>>;
   deviceClaim: string | undefined;
-  maxStreams: number;
   metrics: GatewayMetrics;
 }
 
@@ -59,12 +58,12 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
 
   const streamPositions: RouteHandlers['streamPositions'] = async (req, res) => {
     const imeis = devicesOf(queryOf(req));
-    const device = deviceOf(verifiedTokenOf(res), deps.deviceClaim);
+    const token = verifiedTokenOf(res);
+    const device = deviceOf(token, deps.deviceClaim);
     if (device !== undefined && imeis.some((imei) => imei !== device)) {
       throw new AppError({ kind: 'deviceForbidden', detail: `a token bound to device ${device} may stream only that device` });
     }
     const resumed = cursorOf(req.headers['last-event-id'], Date.now());
-    open.admit();
     await deps.feed.ready();
 
     const cursor = resumed ?? newCursor(Date.now());
@@ -75,7 +74,7 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
       cursor.lastIds.set(partition, event.id);
       stream.send('position', encodeCursor(cursor), event);
     };
-    const stream = open.open(req, res, 'positions as they are committed', () =>
+    const stream = open.open(req, res, token.subject, 'positions as they are committed', () =>
       deps.feed.subscribe(imeis, (event, partition) => (replaying ? caughtUp.push([event, partition]) : send(event, partition))),
     );
     const end = (reason?: EndReason) => stream.end(reason);
