@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import bytes from 'bytes';
 import { z } from 'zod';
-import { booleanFlag, commonEnv, duration, loadConfig, optionalString, positiveInt } from '@fleet/shared/config';
+import { booleanFlag, commonEnv, duration, loadConfig, nonNegativeInt, optionalString, positiveInt } from '@fleet/shared/config';
 import { integer } from '@fleet/shared/schemas/checks';
 import { writePathEnv } from '@fleet/write-path/write-path-config';
 
@@ -87,8 +87,12 @@ const gatewayEnv = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
     /** Live position streams one gateway serves at once; beyond them a new stream is answered 503. */
     MAX_STREAMS: positiveInt(10_000),
-    /** Streams of one route a token subject may hold open on one gateway; beyond them a new one is answered 429. */
-    MAX_STREAMS_PER_SUBJECT: positiveInt(100),
+    /**
+     * Streams of one route a token subject may hold open on one gateway; beyond them a new one is answered
+     * 429. 0: no limit but MAX_STREAMS, the default, since one fleet app's backend may serve all its users'
+     * streams under one subject.
+     */
+    MAX_STREAMS_PER_SUBJECT: nonNegativeInt(0),
     /** A device with nothing received for this long is offline (GET /fleet/api/v1/devices...), same notation. */
     DEVICE_OFFLINE_AFTER: duration('10m'),
     /** Lets a webhook point at a loopback, link-local or private address (a test's receiver, a private network). */

@@ -65,14 +65,14 @@ export function startSse(req: IncomingMessage, res: ServerResponse, options: Sse
 export interface StreamLimits {
   /** MAX_STREAMS: the route's streams on this gateway. */
   maxStreams: number;
-  /** MAX_STREAMS_PER_SUBJECT: the route's streams of one token subject on this gateway. */
+  /** MAX_STREAMS_PER_SUBJECT: the route's streams of one token subject on this gateway; 0: no such limit. */
   maxStreamsPerSubject: number;
 }
 
 /**
- * The streams one route has open: a new one refused past MAX_STREAMS, or past MAX_STREAMS_PER_SUBJECT of
- * its token's subject (so that one client, a leaked token or a loop reconnecting without closing, cannot
- * hold every place), each ending its feed subscription when it ends however it ends, all ended when the
+ * The streams one route has open: a new one refused past MAX_STREAMS, or, when set, past
+ * MAX_STREAMS_PER_SUBJECT of its token's subject (so that where several apps share the gateways, one
+ * client, a leaked token or a loop reconnecting without closing, cannot hold every place), each ending its feed subscription when it ends however it ends, all ended when the
  * gateway stops.
  */
 export class OpenStreams {
@@ -95,7 +95,7 @@ export class OpenStreams {
       });
     }
     const held = this.bySubject.get(subject) ?? 0;
-    if (held >= maxStreamsPerSubject) {
+    if (maxStreamsPerSubject > 0 && held >= maxStreamsPerSubject) {
       throw new AppError({
         kind: 'subjectStreamsLimited',
         detail: `this token's subject holds ${held} streams on this gateway (MAX_STREAMS_PER_SUBJECT)`,
