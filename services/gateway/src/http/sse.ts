@@ -72,8 +72,8 @@ export interface StreamLimits {
 /**
  * The streams one route has open: a new one refused past MAX_STREAMS, or, when set, past
  * MAX_STREAMS_PER_SUBJECT of its token's subject (so that where several apps share the gateways, one
- * client, a leaked token or a loop reconnecting without closing, cannot hold every place), each ending its feed subscription when it ends however it ends, all ended when the
- * gateway stops.
+ * client, a leaked token or a loop reconnecting without closing, cannot hold every place); each ending
+ * its feed subscription when it ends however it ends, all ended when the gateway stops.
  */
 export class OpenStreams {
   private readonly ends = new Set<(reason?: EndReason) => void>();
