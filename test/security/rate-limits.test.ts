@@ -17,7 +17,14 @@ import {
   type Stack,
 } from '../support/harness';
 import { closeKafka } from '../support/kafka';
-import { DEVICES_PATH, TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH, VEHICLE_GROUP_PATH } from '../../services/gateway/src/http/routes';
+import {
+  DEVICES_PATH,
+  GEOFENCES_PATH,
+  TRIP_LOCATION_BATCH_PATH,
+  TRIP_LOCATION_PATH,
+  VEHICLE_GROUP_PATH,
+} from '../../services/gateway/src/http/routes';
+import { squareGeofence } from '../support/geofence-areas';
 import { startStack } from '../support/stack';
 
 const TRIP = TRIP_LOCATION_PATH;
@@ -199,6 +206,47 @@ test('a token subject over its requests per second is answered 429 E-R1/1-02 on 
   expect(await storedFor(trips.map((trip) => trip.imei as string))).toBe(acceptedTrips);
   // Another subject is not affected.
   expect((await postJson(`${limited.url}${TRIP}`, buildTrip(), await bearerFor())).status).toBe(200);
+});
+
+test("the fleet apps' other writes count against their subject too: past it a geofence create or delete is 429 E-R1/1-02 and changes nothing", async () => {
+  const limited = await anotherGateway({
+    RATE_LIMIT_SUBJECT_PER_SECOND: String(SUBJECT_PER_SECOND),
+    RATE_LIMIT_SUBJECT_BURST: String(SUBJECT_BURST),
+  });
+  const tag = randomUUID();
+  const names = Array.from({ length: 6 }, (_, i) => `limited-${tag}-${i}`);
+  const stored = async () =>
+    (await db().query<{ name: string }>('SELECT name FROM geofences WHERE name LIKE $1', [`limited-${tag}-%`])).rows.map((row) => row.name);
+
+  const creator = await bearerFor();
+  const creates = await Promise.all(names.map((name) => postJson(`${limited.url}${GEOFENCES_PATH}`, squareGeofence(name), creator)));
+  expect(creates.map((answer) => answer.status).filter((status) => status !== 200 && status !== 429)).toEqual([]);
+  const refused = creates.find((answer) => answer.status === 429)!;
+  expect(refused.body).toEqual({ code: 'E-R1/1-02', message: expect.any(String), detail: expect.any(String) });
+  expect(refused.headers.get('ratelimit-policy')).toBe(`"subject";q=${SUBJECT_BURST};w=${SUBJECT_BURST / SUBJECT_PER_SECOND}`);
+  const created = creates.filter((answer) => answer.status === 200).map((answer) => answer.body.data.name as string);
+  expect(created.length).toBeGreaterThanOrEqual(1);
+  expect(created.length).toBeLessThanOrEqual(2 * SUBJECT_BURST);
+  expect((await stored()).sort()).toEqual([...created].sort());
+
+  // Six geofences, created where no subject limit applies, deleted at once by another subject: those its
+  // limit refuses are still stored.
+  const extra = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => postJson(`${stack.url}${GEOFENCES_PATH}`, squareGeofence(`limited-${tag}-extra-${i}`), creator)),
+  );
+  const remover = await bearerFor();
+  const deletes = await Promise.all(
+    extra.map(async (answer) => {
+      const response = await fetch(`${limited.url}${GEOFENCES_PATH}/${answer.body.data.id}`, { method: 'DELETE', headers: remover });
+      return { status: response.status, body: (await response.json()) as { code: string } };
+    }),
+  );
+  expect(deletes.map((answer) => answer.status).filter((status) => status !== 200 && status !== 429)).toEqual([]);
+  const refusedDeletes = deletes.filter((answer) => answer.status === 429);
+  expect(refusedDeletes.length).toBeGreaterThanOrEqual(6 - 2 * SUBJECT_BURST);
+  expect(refusedDeletes[0]!.body.code).toBe('E-R1/1-02');
+  const storedExtra = (await stored()).filter((name) => name.includes('-extra-'));
+  expect(storedExtra.length).toBe(refusedDeletes.length);
 });
 
 test("a post its subject's limit refuses is not counted against its device, and an invalid body counts against neither", async () => {

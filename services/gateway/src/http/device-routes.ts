@@ -10,7 +10,7 @@ import { registerDevice, type DeviceEnrolment } from '../devices/register-device
 import type { PositionRoutesDeps } from './position-routes';
 import { bodyOf, queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, admitSubject, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface DeviceRoutesDeps {
   writes: WriteRoutesDeps;
@@ -27,17 +27,21 @@ export function deviceHandlers(
     async registerDevice(req, res) {
       const device = deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim);
       await acceptBody(deps.writes, parsers, req, res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await registerDevice(bodyOf(req), device, deps.enrolment));
     },
     async updateDevice(req, res, imei) {
       const device = deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim);
       await acceptBody(deps.writes, parsers, req, res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.management.update(imei, bodyOf(req), device));
     },
     async removeDevice(_req, res, imei) {
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.management.remove(imei, deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim)));
     },
     async rotateDeviceKey(_req, res, imei) {
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.management.rotateKey(imei, deviceOf(verifiedTokenOf(res), deps.positions.deviceClaim)));
     },
     async listDevices(req, res) {

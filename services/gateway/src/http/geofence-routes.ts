@@ -8,7 +8,7 @@ import type { Geofences } from '../geofences/geofences';
 import { single } from '../query-parameters';
 import { bodyOf, queryOf, type Answer, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, admitSubject, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface GeofenceRoutesDeps {
   writes: WriteRoutesDeps;
@@ -28,6 +28,7 @@ export function geofenceHandlers(
     async createGeofence(req, res) {
       refuseDeviceToken(res);
       await acceptBody(deps.writes, parsers, req, res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.geofences.create(bodyOf(req)));
     },
     async listGeofences(req, res) {
@@ -39,6 +40,7 @@ export function geofenceHandlers(
     },
     async deleteGeofence(_req, res, id) {
       refuseDeviceToken(res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.geofences.delete(id));
     },
   };

@@ -101,6 +101,7 @@ export function geofenceOperations(context: DocContext): Operations {
         401: json(errorBody, 'No token (E-G1/1-01)'),
         403: forbidden,
         404: notFound,
+        429: writeFailures[429],
         503: unavailable,
       },
     },

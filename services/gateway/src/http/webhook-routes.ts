@@ -8,7 +8,7 @@ import { single } from '../query-parameters';
 import type { Webhooks } from '../webhooks/webhooks';
 import { bodyOf, queryOf, type Answer, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { acceptBody, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
+import { acceptBody, admitSubject, JSON_TYPE, jsonParser, type WriteRoutesDeps } from './write-routes';
 
 export interface WebhookRoutesDeps {
   writes: WriteRoutesDeps;
@@ -31,6 +31,7 @@ export function webhookHandlers(
     async createWebhook(req, res) {
       refuseDeviceToken(res);
       await acceptBody(deps.writes, parsers, req, res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.webhooks.create(bodyOf(req)));
     },
     async listWebhooks(req, res) {
@@ -44,6 +45,7 @@ export function webhookHandlers(
     },
     async deleteWebhook(_req, res, id) {
       refuseDeviceToken(res);
+      await admitSubject(deps.writes, res);
       sendJson(res, 200, await deps.webhooks.delete(id));
     },
   };

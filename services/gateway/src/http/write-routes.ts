@@ -13,7 +13,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH } from '@fleet/shared/schemas/vehicle-group.
 import { deviceOf } from '../auth/device-claim';
 import { verifiedTokenOf } from '../auth/require-scope';
 import type { TokenVerifier, VerifiedToken } from '../auth/token-verifier';
-import type { WriteLimits } from '@fleet/write-path/rate-limits/write-limits';
+import { NO_DEVICES, type WriteLimits } from '@fleet/write-path/rate-limits/write-limits';
 import type { BodyBudget } from './body-budget';
 import { refuseBody } from './error-handler';
 import { asUtf8, isUtf8Charset, MAX_JSON_DEPTH, nestsDeeperThan } from './json-nesting';
@@ -114,6 +114,15 @@ export async function acceptBody(
     token,
     admit: (positionsByDevice) => deps.limits.admit(token.subject, positionsByDevice),
   };
+}
+
+/**
+ * Counts a fleet app's write that stores no position or group (a geofence, a webhook, a device's
+ * registration, settings, key or removal) against its token subject's limit, as the writes that do are
+ * counted: rejects with 429 E-R1/1-02 past it, before the write touches anything.
+ */
+export function admitSubject(deps: Pick<WriteRoutesDeps, 'limits'>, res: Answer): Promise<void> {
+  return deps.limits.admit(verifiedTokenOf(res).subject, NO_DEVICES);
 }
 
 /**

@@ -6,9 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '@fleet/shared/errors';
 import { commandIdFor, vehicleGroupRequestSchema, type VehicleGroupCommand } from '@fleet/shared/schemas/vehicle-group.schema';
 import { validationError } from '@fleet/shared/schemas/validation-error';
+import { NO_DEVICES } from '@fleet/write-path/rate-limits/write-limits';
 import { toCreationResult, type CreationResult, type WriteDeps } from '../trip-locations/create-trip-location';
-
-const NO_DEVICES: ReadonlyMap<string, number> = new Map();
 
 const RETRY_WITH_KEY_MESSAGE =
   'The vehicle group was not confirmed; retry with the Idempotency-Key header of this response to create it exactly once';

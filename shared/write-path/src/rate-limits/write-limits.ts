@@ -42,6 +42,9 @@ export interface WriteLimits {
   admit(subject: string, positionsByDevice: ReadonlyMap<string, number>): Promise<void>;
 }
 
+/** What a write that names no device counts: its request against its token subject, nothing more. */
+export const NO_DEVICES: ReadonlyMap<string, number> = new Map();
+
 /** After a failed command, how long to let writes through unchecked before trying Redis again. */
 const PAUSE_AFTER_FAILURE_MS = 1000;
 
