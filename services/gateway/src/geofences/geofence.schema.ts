@@ -71,6 +71,13 @@ function ringsMeet(a: readonly Position[], b: readonly Position[]): boolean {
   return false;
 }
 
+/** The box of longitudes and latitudes a ring lies in. */
+function boxOf(ring: readonly Position[]) {
+  const longitudes = ring.map((position) => position[0]);
+  const latitudes = ring.map((position) => position[1]);
+  return { west: Math.min(...longitudes), east: Math.max(...longitudes), south: Math.min(...latitudes), north: Math.max(...latitudes) };
+}
+
 /** The ring without positions repeated at once: a repeat is allowed, but it makes an edge of no length. */
 const withoutRepeats = (ring: readonly Position[]) =>
   ring.filter((position, index) => index === 0 || !samePosition(position, ring[index - 1]!));
@@ -102,13 +109,20 @@ function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
   problems.forEach((message, index) => message && ctx.addIssue({ code: 'custom', message, path: [index] }));
   if (problems.some(Boolean)) return;
   const [outline, ...holes] = rings.map(withoutRepeats);
+  // Two holes whose boxes do not meet are apart: most pairs are settled by four comparisons, rather than
+  // by every pair of their edges (250 small holes took 15 ms without the boxes).
+  const boxes = holes.map(boxOf);
+  const overlap = (one: number, other: number) => {
+    const [a, b] = [boxes[one]!, boxes[other]!];
+    if (a.west > b.east || b.west > a.east || a.south > b.north || b.south > a.north) return false;
+    const [hole, another] = [holes[one]!, holes[other]!];
+    return ringsMeet(hole, another) || insideRing(another, ...hole[0]!) || insideRing(hole, ...another[0]!);
+  };
   holes.forEach((hole, index) => {
     const problem =
       ringsMeet(hole, outline!) || !insideRing(outline!, ...hole[0]!)
         ? 'A hole must lie inside the outer ring, apart from it'
-        : holes.some(
-              (other, o) => o < index && (ringsMeet(hole, other) || insideRing(other, ...hole[0]!) || insideRing(hole, ...other[0]!)),
-            )
+        : holes.some((_other, o) => o < index && overlap(index, o))
           ? 'A hole must lie apart from the other holes'
           : undefined;
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: [index + 1] });
