@@ -21,4 +21,6 @@ export interface DocContext {
   requestIdParameter: z.ZodObject;
   /** The answers every write route shares (400, 401, 403, 413, 415, 429, 503). */
   writeFailures: Record<400 | 401 | 403 | 413 | 415 | 429 | 503, ResponseConfig>;
+  /** The refusals of a new live stream (MAX_STREAMS_PER_SUBJECT, MAX_STREAMS), which both stream routes share. */
+  streamRefusals: Record<429 | 503, ResponseConfig>;
 }

@@ -20,7 +20,7 @@ const eventFilters = {
 };
 
 export function eventOperations(context: DocContext): Operations {
-  const { registry, json, errorBody, writeFailures, requestIdParameter } = context;
+  const { registry, json, errorBody, writeFailures, streamRefusals, requestIdParameter } = context;
   const unavailable = json(
     errorBody,
     'PostgreSQL unavailable (E-S1/1-03), or the connections the gateway keeps for it all busy (E-S1/1-08)',
@@ -96,12 +96,7 @@ export function eventOperations(context: DocContext): Operations {
         400: json(errorBody, 'A bad imei or type, or a Last-Event-ID that is not an event id (E-V1/1-06)'),
         401: json(errorBody, 'No token (E-G1/1-01)'),
         403: forbidden,
-        429: json(
-          errorBody,
-          `This token's subject holds MAX_STREAMS_PER_SUBJECT streams of this route on this gateway already (${errorCodes.subjectStreamsLimited.code})`,
-          true,
-        ),
-        503: json(errorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
+        ...streamRefusals,
       },
     },
     createWebhook: {

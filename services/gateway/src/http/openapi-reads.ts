@@ -176,7 +176,7 @@ export function positionOperations(context: DocContext): Operations & { position
 }
 
 export function readOperations(context: DocContext & { position: z.ZodType }): Operations {
-  const { registry, json, errorBody } = context;
+  const { registry, json, errorBody, streamRefusals } = context;
   const operations: Operations = {};
   const status = z.strictObject({
     imei: z.string(),
@@ -270,12 +270,7 @@ export function readOperations(context: DocContext & { position: z.ZodType }): O
       400: json(errorBody, 'No imei, more than 1,000, a bad imei, or a Last-Event-ID that is not an event id (E-V1/1-06)'),
       403: json(errorBody, 'A token bound to another device (E-G1/1-03), or lacking positions:read (E-G1/1-02)'),
       401: json(errorBody, 'No token (E-G1/1-01)'),
-      429: json(
-        errorBody,
-        `This token's subject holds MAX_STREAMS_PER_SUBJECT streams of this route on this gateway already (${errorCodes.subjectStreamsLimited.code})`,
-        true,
-      ),
-      503: json(errorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
+      ...streamRefusals,
     },
   };
 

@@ -137,6 +137,15 @@ function buildDocument(): object {
     ),
   };
 
+  const streamRefusals = {
+    429: json(
+      ErrorBody,
+      `This token's subject holds MAX_STREAMS_PER_SUBJECT streams of this route on this gateway already (${errorCodes.subjectStreamsLimited.code})`,
+      true,
+    ),
+    503: json(ErrorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
+  };
+
   const context: DocContext = {
     registry,
     json,
@@ -145,6 +154,7 @@ function buildDocument(): object {
     creationResult: CreationResult,
     requestIdParameter,
     writeFailures,
+    streamRefusals,
   };
   const categories = categoryOperations(context);
   const positions = positionOperations(context);
