@@ -263,7 +263,8 @@ describe('storing', () => {
 describe('large batches together', () => {
   let lingering: Gateway;
   beforeAll(async () => {
-    // A gateway that gathers a second's commands into its first produce, so the batches below share it.
+    // A gateway that sends a produce at most once a second: the batches below that arrive behind the first
+    // gather meanwhile, to be sent together.
     lingering = await startGateway(gatewayConfig({ ...stack.env, PORT: '0', KAFKA_LINGER_MS: '1000' }));
   });
   afterAll(() => lingering?.stop());

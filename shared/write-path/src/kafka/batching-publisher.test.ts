@@ -79,16 +79,24 @@ describe('BatchingPublisher', () => {
     expect(sends).toHaveLength(2);
   });
 
-  it('with a linger, waits for it before the first produce and gathers what arrives meanwhile', async () => {
+  it('with a linger, sends the first command after a quiet moment at once and gathers those following it within the linger', async () => {
     const { publisher, sends } = recording({ lingerMs: 50 });
     publisher.publish(command('t', '1'));
-    await jest.advanceTimersByTimeAsync(30);
-    publisher.publish(command('t', '2'));
-    expect(sends).toHaveLength(0);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(sends).toEqual([[{ topic: 't', messages: [{ value: '1' }] }]]);
 
     await jest.advanceTimersByTimeAsync(20);
+    publisher.publish(command('t', '2'));
+    await jest.advanceTimersByTimeAsync(20);
+    publisher.publish(command('t', '3'));
+    expect(sends).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(sends[1]).toEqual([{ topic: 't', messages: [{ value: '2' }, { value: '3' }] }]);
 
-    expect(sends).toEqual([[{ topic: 't', messages: [{ value: '1' }, { value: '2' }] }]]);
+    await jest.advanceTimersByTimeAsync(100);
+    publisher.publish(command('t', '4'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(sends[2]).toEqual([{ topic: 't', messages: [{ value: '4' }] }]);
   });
 
   it('counts the commands gathering for their batch as unsent until the produce takes them', async () => {

@@ -3,7 +3,6 @@
 // instead of paying a broker round trip per request. On a cluster each partition leader's commands are
 // batched and sent on their own, side by side, so that a broker that is slow or down holds up and fails
 // only the commands bound for it: the rest are stored and answered as if nothing had happened.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, TopicMessages } from 'kafkajs';
 import { messageBytes } from '@fleet/shared/kafka/produce-size';
 
@@ -27,8 +26,10 @@ export interface BatchingPublisherOptions {
   /** The most bytes sent in one produce request (a message heavier alone goes alone), for the same reason. */
   maxBatchBytes: number;
   /**
-   * The shortest time between two produce requests (Kafka's linger.ms): commands gather meanwhile, so a
-   * busy gateway sends few large record batches rather than many small ones. 0 sends at once.
+   * The shortest time between two produce requests: commands arriving within it of a produce gather for
+   * the next, so a busy gateway sends few large record batches rather than many small ones. Unlike
+   * Kafka's linger.ms, the first command after a quiet moment goes at once: only those that follow it
+   * closely wait. 0 sends at once.
    */
   lingerMs: number;
   /**
@@ -89,9 +90,8 @@ class Lane {
     this.queue.push(command);
     if (this.flushing) return;
     this.flushing = true;
-    const { lingerMs } = this.options;
-    if (lingerMs > 0) setTimeout(() => void this.flush(), lingerMs);
-    else setImmediate(() => void this.flush());
+    // The lane is idle only once the linger since its last produce has passed (flush sleeps it out).
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
@@ -100,9 +100,9 @@ class Lane {
       while (this.queue.length > 0) {
         const startedAt = performance.now();
         await this.sendBatch(this.queue.splice(0, this.fitting()));
-        // Under load the next batch is already waiting; it still lingers out the rest of the interval.
+        // Whatever comes next, waiting already or arriving meanwhile, goes no sooner than the linger.
         const rest = lingerMs - (performance.now() - startedAt);
-        if (rest > 0 && this.queuedCommands() < maxBatchSize) await sleep(rest);
+        if (rest > 0 && this.queuedCommands() < maxBatchSize) await new Promise((resolve) => setTimeout(resolve, rest));
       }
     } finally {
       this.flushing = false;
