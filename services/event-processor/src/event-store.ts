@@ -141,7 +141,7 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
   return inTransaction(pool, async (client) => {
     const [rows, limits] = await Promise.all([
       // Unnamed, unlike the writes: a lookup by a list of devices named on a near-empty table keeps a
-      // sequential scan as its generic plan while the table grows (docs/performance.md).
+      // sequential scan as its generic plan while the table grows (docs/performance-history.md, "The quiet fleet").
       client.query<StateRow>(SELECT_STATES, [imeis]),
       client.query<{ imei: string; speed_limit_kmh: number }>(SELECT_LIMITS, [imeis]),
     ]);

@@ -6,7 +6,7 @@
 // Named statements, so that PostgreSQL plans each once per connection. On the partitioned trip_locations
 // that is a generic plan, which locks every daily partition at each execution and prunes them only when
 // the executor starts; measured, it still costs the database about half the CPU of a plan made for each
-// page (what an unnamed statement or plan_cache_mode=force_custom_plan gets). Figures: docs/performance.md.
+// page (what an unnamed statement or plan_cache_mode=force_custom_plan gets). Figures: docs/performance-history.md, "Position reads".
 import type { Pool } from 'pg';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import type { Attributes } from '@fleet/shared/schemas/trip-location.schema';
