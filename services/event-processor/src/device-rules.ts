@@ -3,7 +3,8 @@
 // state before and the position in, the state after and the events out; event-store.ts keeps both.
 import type { EventType, FleetEvent } from '@fleet/shared/events/fleet-event';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
-import { containsPoint, inBounds, type Bounds, type GeofenceArea } from './geofence-area';
+import type { Bounds } from '@fleet/shared/events/ring';
+import { containsPoint, inBounds, type GeofenceArea } from './geofence-area';
 
 export interface DeviceState {
   imei: string;

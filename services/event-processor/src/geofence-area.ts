@@ -3,7 +3,7 @@
 // radius in metres). Geofences are small next to the Earth, so a polygon is tested on the plane of its
 // coordinates; a circle by the great-circle distance to its center.
 
-import { insideRing } from '@fleet/shared/events/ring';
+import { insideRing, ringBounds, type Bounds } from '@fleet/shared/events/ring';
 
 export type GeofenceArea =
   { type: 'Polygon'; coordinates: number[][][] } | { type: 'Circle'; center: [number, number]; radiusMeters: number };
@@ -28,35 +28,22 @@ export function containsPoint(area: GeofenceArea, longitude: number, latitude: n
 }
 
 /**
- * The box of longitudes and latitudes an area lies in, in degrees: a fix outside it is outside the area,
- * found without the area's geometry. A fleet's geofences are many and each fix lies in few of them, so
- * most are ruled out by four comparisons rather than a polygon's every edge or a great-circle distance.
- */
-export interface Bounds {
-  west: number;
-  south: number;
-  east: number;
-  north: number;
-}
-
-/**
  * Widens a box by about 0.1 m, so that rounding never leaves out a fix the area's own test holds: the
  * distance to a circle's center, or a ray's crossing of a polygon's edge, which at a vertex can land an
  * ulp beyond the vertex's coordinates.
  */
 const MARGIN_DEGREES = 1e-6;
 
+/**
+ * The box of longitudes and latitudes an area lies in, in degrees: a fix outside it is outside the area,
+ * found without the area's geometry. A fleet's geofences are many and each fix lies in few of them, so
+ * most are ruled out by four comparisons rather than a polygon's every edge or a great-circle distance.
+ */
 export function boundsOf(area: GeofenceArea): Bounds {
   if (area.type === 'Polygon') {
     const [outline = []] = area.coordinates;
-    const longitudes = outline.map((position) => position[0]!);
-    const latitudes = outline.map((position) => position[1]!);
-    return {
-      west: Math.min(...longitudes) - MARGIN_DEGREES,
-      south: Math.min(...latitudes) - MARGIN_DEGREES,
-      east: Math.max(...longitudes) + MARGIN_DEGREES,
-      north: Math.max(...latitudes) + MARGIN_DEGREES,
-    };
+    const { west, south, east, north } = ringBounds(outline);
+    return { west: west - MARGIN_DEGREES, south: south - MARGIN_DEGREES, east: east + MARGIN_DEGREES, north: north + MARGIN_DEGREES };
   }
   const [longitude, latitude] = area.center;
   const angle = area.radiusMeters / EARTH_RADIUS_M;
