@@ -239,17 +239,25 @@ export function problemsLogged(services: ServiceProcess[], limit = 40): string {
     .join('\n');
 }
 
-/** The warnings and errors logged from `from` on, in time order, each with its time after it: where a stall went. */
+/**
+ * The warnings and errors logged from `from` on, each text once in the order it first came, with its
+ * time after `from`, and how often and until when it came again: where a stall went, in few lines.
+ */
 export function problemsLoggedSince(services: ServiceProcess[], from: number): string {
-  return services
+  const seen = new Map<string, { first: number; last: number; times: number }>();
+  const lines = services
     .flatMap((service) =>
-      service.logs
-        .filter(isProblem)
-        .map((line) => ({ at: Date.parse(String(line.time)) - from, text: problemText(service, line) }))
-        .filter(({ at }) => at >= 0),
+      service.logs.filter(isProblem).map((line) => ({ at: Date.parse(String(line.time)) - from, text: problemText(service, line) })),
     )
-    .sort((a, b) => a.at - b.at)
-    .map(({ at, text }) => `+${at} ms ${text}`)
+    .filter(({ at }) => at >= 0)
+    .sort((a, b) => a.at - b.at);
+  for (const { at, text } of lines) {
+    const known = seen.get(text);
+    if (known) Object.assign(known, { last: at, times: known.times + 1 });
+    else seen.set(text, { first: at, last: at, times: 1 });
+  }
+  return [...seen]
+    .map(([text, { first, last, times }]) => `+${first} ms ${text}${times > 1 ? ` (${times} times, the last at +${last} ms)` : ''}`)
     .join('\n');
 }
 

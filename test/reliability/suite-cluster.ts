@@ -1,6 +1,6 @@
 // A three-node Kafka cluster of a suite's own, in a directory of its own, with an admin client: the
 // replicated fault tests' broker, torn down with the suite.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -72,4 +72,31 @@ export async function connectAndSend(
     }
   }
   return { ms: Number.POSITIVE_INFINITY, failures };
+}
+
+/** What a node's log says of the quorum and the fencing: the cluster's side of a fault's timeline. */
+const CLUSTER_MOVES =
+  /Fencing broker \d+|handleBrokerFenced|handleBrokerUnfenced|Completed transition to (Leader|CandidateState|Resigned)|Renouncing the leadership/;
+
+/**
+ * Each node's elections, leaderships won and fencings from `from` on, in time order with their time after
+ * it: when the cluster itself moved during a fault, beside when the clients did.
+ */
+export function clusterMovesSince(dataDir: string, from: number): string {
+  const moves: { at: number; text: string }[] = [];
+  for (const node of readdirSync(dataDir).filter((name) => name.startsWith('node-'))) {
+    const file = path.join(dataDir, node, 'broker.log');
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const stamp = /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\]/.exec(line);
+      const move = CLUSTER_MOVES.exec(line);
+      if (!stamp || !move) continue;
+      const at = new Date(`${stamp[1]}T${stamp[2]}.${stamp[3]}`).getTime() - from;
+      if (at >= 0) moves.push({ at, text: `${node}: ${line.slice(line.indexOf(']', stamp[0].length) + 2).slice(0, 110)}` });
+    }
+  }
+  return moves
+    .sort((a, b) => a.at - b.at)
+    .map(({ at, text }) => `+${at} ms ${text}`)
+    .join('\n');
 }
