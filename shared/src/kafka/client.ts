@@ -78,13 +78,28 @@ export function createKafka(options: KafkaClientOptions): Kafka {
 }
 
 /**
+ * How a produce is retried: soon, and for long. While a follower is frozen, an acks=all produce is
+ * answered "timed out" every PRODUCE_ACK_TIMEOUT_MS until the cluster fences it, and the first retry
+ * after the fencing goes through: a backoff grown to the client's 2 s would hold it up to that long past
+ * the fencing. Ten retries still span longer than the fencing takes, on the same sequence numbers: given
+ * up sooner, a produce the broker had written but not yet replicated would leave its sequence numbers to
+ * the next records.
+ */
+const PRODUCE_RETRY = { retries: 10, initialRetryTime: 100, maxRetryTime: 500 };
+
+/**
  * Producer settings every service shares. Idempotent, so a produce retried after a lost acknowledgement
  * is written once. Topics are provisioned (`ensureTopics`), never created by a client's first use. The
  * murmur2 partitioner is the one Java clients use, so a device's key maps to the same partition
  * whichever client produced it.
  */
-export function producerConfig(allowAutoTopicCreation: boolean, overrides: ProducerConfig = {}): ProducerConfig {
-  return { idempotent: true, allowAutoTopicCreation, createPartitioner: Partitioners.DefaultPartitioner, ...overrides };
+export function producerConfig(allowAutoTopicCreation: boolean): ProducerConfig {
+  return {
+    idempotent: true,
+    allowAutoTopicCreation,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: PRODUCE_RETRY,
+  };
 }
 
 /** The client settings a service reads from its configuration (whose schema holds their defaults). */

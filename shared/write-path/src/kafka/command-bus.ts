@@ -46,11 +46,9 @@ export class CommandBus {
     const { kafka, topics, logger } = options;
     this.producer = new RenewingProducer({
       kafka,
-      // The bus answers each request within its publish timeout whatever kafkajs does. kafkajs goes on
-      // retrying the produce behind it, on the same sequence numbers, for longer than the cluster takes
-      // to fence a silent node: given up sooner, a produce the broker had written but not yet
-      // replicated would leave its sequence numbers to the next commands.
-      config: producerConfig(options.settings.allowAutoTopicCreation, { retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 500 } }),
+      // The bus answers each request within its publish timeout whatever kafkajs does; kafkajs goes on
+      // retrying the produce behind it (producerConfig's retries).
+      config: producerConfig(options.settings.allowAutoTopicCreation),
       logger,
     });
     this.admin = kafka.admin();
