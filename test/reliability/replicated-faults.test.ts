@@ -26,7 +26,7 @@ import { audit, expectPromiseKept, printFigures, problemsLogged, problemsLoggedS
 import { authorization, retryUnconfirmed, startLoad, type Post } from './fault-load';
 import { type ProcessStack } from '../support/process-stack';
 import { inFlightAt, warmUp } from './fault-support';
-import { clusterMovesSince, connectAndSend, recordsIn, startSuiteCluster, stopSuiteCluster } from './suite-cluster';
+import { clusterMovesSince, connectAndSend, fencedAfterMs, recordsIn, startSuiteCluster, stopSuiteCluster } from './suite-cluster';
 import { eventually } from '../support/eventually';
 import { startStack } from '../support/stack';
 
@@ -195,7 +195,12 @@ test('the node leading the most trip-location partitions is SIGKILLed and starte
   printFigures(
     'p',
     figures,
-    { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtKill: inFlightAt(run.posts, run.faultAt) },
+    {
+      longestGapMs: run.gapMs,
+      fencedAfterMs: fencedAfterMs(dataDir, leader, run.faultAt),
+      okBySecond: okBySecond(run),
+      inFlightAtKill: inFlightAt(run.posts, run.faultAt),
+    },
     gapNote(run),
   );
 
@@ -216,12 +221,21 @@ async function freezeForTheFault(node: ClusterNode): Promise<void> {
  * within every 6 s, and the cluster whole again after.
  */
 async function frozenUnderLoad(row: string, nodeId: number, which: string): Promise<void> {
+  // A frozen active controller is fenced later: its followers first wait out their quorum fetch timeout
+  // and elect another, which counts the node's session from its own start.
+  const controller = activeController(dataDir);
   const run = await underLoad(() => freezeForTheFault(nodeOf(nodeId)));
   const figures = await audit(`Kafka node ${nodeId} of 3 (${which}) frozen (SIGSTOP) for 20 s`, run.posts);
   printFigures(
     row,
     figures,
-    { longestGapMs: run.gapMs, okBySecond: okBySecond(run), inFlightAtFreeze: inFlightAt(run.posts, run.faultAt) },
+    {
+      longestGapMs: run.gapMs,
+      fencedAfterMs: fencedAfterMs(dataDir, nodeId, run.faultAt),
+      activeController: controller,
+      okBySecond: okBySecond(run),
+      inFlightAtFreeze: inFlightAt(run.posts, run.faultAt),
+    },
     gapNote(run),
   );
   expectPromiseKept(figures);
@@ -231,7 +245,9 @@ async function frozenUnderLoad(row: string, nodeId: number, which: string): Prom
     throw new Error(
       [
         `${(run.gapMs / 1000).toFixed(1)} s without a 200 (at most ${MAX_FROZEN_GAP_MS / 1000} s); 200s in each second from the freeze: ${okBySecond(run).join(',')}`,
-        `the cluster from the freeze on:\n${clusterMovesSince(dataDir, run.faultAt)}`,
+        `the cluster from the freeze on:\n${clusterMovesSince(dataDir, run.faultAt)
+          .map(({ at, node, text }) => `+${at} ms ${node}: ${text}`)
+          .join('\n')}`,
         `the services' warnings from the freeze on:\n${problemsLoggedSince([stack.gateway, ...stack.writers], run.faultAt)}`,
       ].join('\n'),
     );
@@ -317,6 +333,7 @@ test('the active KRaft controller is SIGKILLed and started again 20 s later: ano
     figures,
     {
       longestGapMs: run.gapMs,
+      fencedAfterMs: fencedAfterMs(dataDir, controller!, run.faultAt),
       okBySecond: okBySecond(run),
       inFlightAtKill: inFlightAt(run.posts, run.faultAt),
       successor,

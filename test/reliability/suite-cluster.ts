@@ -78,25 +78,35 @@ export async function connectAndSend(
 const CLUSTER_MOVES =
   /Fencing broker \d+|handleBrokerFenced|handleBrokerUnfenced|Completed transition to (Leader|CandidateState|Resigned)|Renouncing the leadership/;
 
+export interface ClusterMove {
+  /** Milliseconds after the time asked from. */
+  at: number;
+  /** The node whose log says it, e.g. "node-2". */
+  node: string;
+  /** The log line's message, cut short. */
+  text: string;
+}
+
 /**
- * Each node's elections, leaderships won and fencings from `from` on, in time order with their time after
- * it: when the cluster itself moved during a fault, beside when the clients did.
+ * Each node's elections, leaderships won and fencings from `from` on, in time order: when the cluster
+ * itself moved during a fault, beside when the clients did.
  */
-export function clusterMovesSince(dataDir: string, from: number): string {
-  const moves: { at: number; text: string }[] = [];
+export function clusterMovesSince(dataDir: string, from: number): ClusterMove[] {
+  const moves: ClusterMove[] = [];
   for (const node of readdirSync(dataDir).filter((name) => name.startsWith('node-'))) {
     const file = path.join(dataDir, node, 'broker.log');
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       const stamp = /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\]/.exec(line);
-      const move = CLUSTER_MOVES.exec(line);
-      if (!stamp || !move) continue;
+      if (!stamp || !CLUSTER_MOVES.test(line)) continue;
       const at = new Date(`${stamp[1]}T${stamp[2]}.${stamp[3]}`).getTime() - from;
-      if (at >= 0) moves.push({ at, text: `${node}: ${line.slice(line.indexOf(']', stamp[0].length) + 2).slice(0, 110)}` });
+      if (at >= 0) moves.push({ at, node, text: line.slice(line.indexOf(']', stamp[0].length) + 2).slice(0, 110) });
     }
   }
-  return moves
-    .sort((a, b) => a.at - b.at)
-    .map(({ at, text }) => `+${at} ms ${text}`)
-    .join('\n');
+  return moves.sort((a, b) => a.at - b.at);
+}
+
+/** When the cluster first fenced `nodeId` from `from` on, in milliseconds after it; undefined if it did not. */
+export function fencedAfterMs(dataDir: string, nodeId: number, from: number): number | undefined {
+  return clusterMovesSince(dataDir, from).find((move) => move.text.startsWith(`Fencing broker ${nodeId} `))?.at;
 }
