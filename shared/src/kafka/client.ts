@@ -18,8 +18,8 @@ const CONNECTION_TIMEOUT_MS = 3000;
  * (alive to TCP, answering nothing) only from a request timing out, and only then follows the
  * partitions' leaders to the nodes left. A broker that answers has no cause to take this long (a
  * produce is answered within PRODUCE_ACK_TIMEOUT_MS, a fetch within its maximum wait; group joins wait
- * by their own terms), and 2.5 s finds a frozen node before the cluster fences it (3 s after its last
- * heartbeat): at 5 s, a request sent to it just before the fencing held its writes 2 s past it.
+ * by their own terms), and 2.5 s finds a frozen node soon after the cluster fences it (2 s after its
+ * last heartbeat): at 5 s, a request sent to it just before the fencing held its writes 2 s past it.
  */
 export const KAFKA_REQUEST_TIMEOUT_MS = 2500;
 
