@@ -7,12 +7,12 @@
 //
 // With three replicas on three nodes, every partition has a replica on the node that dies, and an
 // acks=all write waits for every in-sync replica: all writes stall until the controller fences the node
-// (the cluster's broker session, 2.5 s, after a new controller is elected when the node was the active
+// (the cluster's broker session, 2 s, after a new controller is elected when the node was the active
 // one) and drops it from the in-sync replicas. The clients then move to the new leaders and coordinators
 // without leaving their groups (patches/kafkajs+2.2.4.patch), so a 200 comes within 10 s of a node's
 // kill, as the scale-out issue asks. A frozen node (SIGSTOP) is found only by requests timing out
 // (KAFKA_REQUEST_TIMEOUT_MS, 2.5 s); the patched client then asks the other nodes for the new leaders,
-// and each kind of frozen node is audited: no stretch without a 200 longer than 6 s, the fencing (2.5 s
+// and each kind of frozen node is audited: no stretch without a 200 longer than 6 s, the fencing (2 s
 // after the node's last heartbeat, after a new controller is elected when it was the active one) plus a
 // little.
 import { setTimeout as sleep } from 'node:timers/promises';
