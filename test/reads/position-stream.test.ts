@@ -183,41 +183,50 @@ test('a device-bound token streams only its own device: another is 403', async (
   }
 });
 
-test('past MAX_STREAMS a new stream is answered 503; a gateway stopping ends its streams cleanly', async () => {
-  const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, MAX_STREAMS: '1' }));
-  const url = `${gateway.url}${FLEET_PATH}/positions/stream?imei=${uniqueImei()}`;
-  const held = await Stream.open(url, auth);
-  expect(held.status).toBe(200);
-  const refused = await Stream.open(url, auth);
-  expect(refused.status).toBe(503);
-  expect(refused.body).toMatchObject({ code: 'E-S1/1-07' });
+test('past MAX_STREAMS a new stream of either route is answered 503; a gateway stopping ends its streams cleanly', async () => {
+  const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, MAX_STREAMS: '2' }));
+  const positions = `${gateway.url}${FLEET_PATH}/positions/stream?imei=${uniqueImei()}`;
+  const events = `${gateway.url}${FLEET_PATH}/events/stream`;
+  const held = [await Stream.open(positions, auth), await Stream.open(events, auth)];
+  try {
+    expect(held.map((stream) => stream.status)).toEqual([200, 200]);
 
-  await gateway.stop();
-  await eventually(() => held.ended, 10_000, { what: 'the stream to end with its gateway' });
+    // The two routes' streams hold the same memory and sockets: the cap counts them together.
+    for (const url of [positions, events]) {
+      const refused = await Stream.open(url, auth);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'E-S1/1-07', detail: expect.stringContaining('MAX_STREAMS') });
+    }
+  } finally {
+    await gateway.stop();
+  }
+  await eventually(() => held.every((stream) => stream.ended), 10_000, { what: 'the streams to end with their gateway' });
 });
 
-test('past MAX_STREAMS_PER_SUBJECT one subject is answered 429 on that route, while others and its other route still open streams', async () => {
+test('past MAX_STREAMS_PER_SUBJECT one subject is answered 429 on either route, while other subjects still open streams', async () => {
   const gateway: Gateway = await startGateway(gatewayConfig({ ...stack.env, MAX_STREAMS_PER_SUBJECT: '2' }));
   const bearer = async (subject: string) => ({ authorization: `Bearer ${await signToken({}, { subject })}` });
   const greedy = await bearer(`greedy-${uniqueImei()}`);
   const positions = `${gateway.url}${FLEET_PATH}/positions/stream?imei=${uniqueImei()}`;
   const events = `${gateway.url}${FLEET_PATH}/events/stream`;
   try {
-    const held = [await Stream.open(positions, greedy), await Stream.open(positions, greedy)];
+    const held = [await Stream.open(positions, greedy), await Stream.open(events, greedy)];
     expect(held.map((stream) => stream.status)).toEqual([200, 200]);
 
-    const refused = await fetch(positions, { headers: greedy });
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get('retry-after')).toBe('1');
-    expect(await refused.json()).toMatchObject({ code: 'E-R1/1-03', detail: expect.stringContaining('MAX_STREAMS_PER_SUBJECT') });
+    for (const url of [positions, events]) {
+      const refused = await fetch(url, { headers: greedy });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.json()).toMatchObject({ code: 'E-R1/1-03', detail: expect.stringContaining('MAX_STREAMS_PER_SUBJECT') });
+    }
 
-    const other = await Stream.open(positions, await bearer(`other-${uniqueImei()}`));
-    const itsEvents = await Stream.open(events, greedy);
-    expect([other.status, itsEvents.status]).toEqual([200, 200]);
+    const other = await bearer(`other-${uniqueImei()}`);
+    const others = [await Stream.open(positions, other), await Stream.open(events, other)];
+    expect(others.map((stream) => stream.status)).toEqual([200, 200]);
 
-    // A stream closed by its client gives its place back.
+    // A stream closed by its client gives its place back, to either route.
     held[0]!.close();
-    await eventually(async () => (await Stream.open(positions, greedy)).status === 200, 10_000, {
+    await eventually(async () => (await Stream.open(events, greedy)).status === 200, 10_000, {
       what: 'a place freed by a closed stream',
     });
   } finally {

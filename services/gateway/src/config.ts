@@ -85,10 +85,10 @@ const gatewayEnv = z
     HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
     HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(65_000),
-    /** Live position streams one gateway serves at once; beyond them a new stream is answered 503. */
+    /** Live streams, of positions and of events together, one gateway serves at once; beyond them a new stream is answered 503. */
     MAX_STREAMS: positiveInt(10_000),
     /**
-     * Streams of one route a token subject may hold open on one gateway; beyond them a new one is answered
+     * Of those, the streams a token subject may hold open on one gateway; beyond them a new one is answered
      * 429. 0: no limit but MAX_STREAMS, the default, since one fleet app's backend may serve all its users'
      * streams under one subject.
      */

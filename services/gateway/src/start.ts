@@ -273,8 +273,6 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       store: eventStore(appPool),
       feed: eventFeed,
       deviceClaim: config.JWT_DEVICE_CLAIM,
-      maxStreams: config.MAX_STREAMS,
-      maxStreamsPerSubject: config.MAX_STREAMS_PER_SUBJECT,
       metrics,
     },
     webhooks: createWebhooks({
@@ -289,10 +287,9 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       tokens,
       requiredScopes: config.JWT_REQUIRED_SCOPES,
       deviceClaim: config.JWT_DEVICE_CLAIM,
-      maxStreams: config.MAX_STREAMS,
-      maxStreamsPerSubject: config.MAX_STREAMS_PER_SUBJECT,
       metrics,
     },
+    streamLimits: { maxStreams: config.MAX_STREAMS, maxStreamsPerSubject: config.MAX_STREAMS_PER_SUBJECT },
     metrics,
   });
   const server = await listen(listener, {

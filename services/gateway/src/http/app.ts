@@ -30,7 +30,8 @@ import { addRoutes } from './register-routes';
 import { assignRequestId } from './request-id';
 import type { Middleware, RouteHandlers } from './route-handler';
 import { CATEGORY_BASE_PATH } from './routes';
-import { streamHandler, type StreamRoutesDeps, type Streams } from './stream-routes';
+import { OpenStreams, type StreamLimits } from './sse';
+import { streamHandler, type StreamRoutesDeps } from './stream-routes';
 import { tripBatchHandler } from './trip-batch-route';
 import { writeHandlers, type WriteRoutesDeps } from './write-routes';
 
@@ -48,6 +49,8 @@ export interface AppDeps {
   events: EventRoutesDeps;
   webhooks: Webhooks;
   streams: StreamRoutesDeps;
+  /** MAX_STREAMS and MAX_STREAMS_PER_SUBJECT, counted over both stream routes. */
+  streamLimits: StreamLimits;
   /** Where the register route adds devices. */
   enrolment: DeviceEnrolment;
   /** Where the device routes set limits, remove devices and rotate keys. */
@@ -63,7 +66,7 @@ export interface Http {
   /** The server's request listener: the direct routes, then the app. */
   listener: RequestListener;
   /** The live position and event streams, ended when the gateway stops. */
-  streams: Streams;
+  streams: Pick<OpenStreams, 'closeAll'>;
 }
 
 export function createHttp(deps: AppDeps): Http {
@@ -77,8 +80,7 @@ export function createHttp(deps: AppDeps): Http {
     observeRequests(deps.metrics, deps.logger),
     refuseTransferCodings,
   ];
-  const stream = streamHandler(deps.streams);
-  const events = eventHandlers(deps.events);
+  const streams = new OpenStreams({ ...deps.streamLimits, metrics: deps.metrics });
   // One handler a route of the table (routes.ts), by its name.
   const handlers: RouteHandlers = {
     ...categoryHandlers(deps.categories),
@@ -87,9 +89,9 @@ export function createHttp(deps: AppDeps): Http {
     ...deviceHandlers({ writes: deps.writes, positions: deps.positions, enrolment: deps.enrolment, management: deps.management }),
     ...groupHandlers(deps.groups),
     ...geofenceHandlers({ writes: deps.writes, geofences: deps.geofences }),
-    ...events.handlers,
+    ...eventHandlers(deps.events, streams),
     ...webhookHandlers({ writes: deps.writes, webhooks: deps.webhooks }),
-    ...stream.handlers,
+    ...streamHandler(deps.streams, streams),
     ...positionHandlers(deps.positions),
     ...osmandHandlers({
       ...deps.trackers,
@@ -119,11 +121,5 @@ export function createHttp(deps: AppDeps): Http {
   app.use(errorHandler(answer));
 
   const listener = directListener({ app, handlers, check, front, answerError: answer });
-  const streams: Streams = {
-    closeAll() {
-      stream.streams.closeAll();
-      events.closeAll();
-    },
-  };
   return { app, listener, streams };
 }

@@ -13,12 +13,12 @@ import { invalidParameter } from '../query-parameters';
 import type { EventFeed } from '../streams/event-feed';
 import { queryOf, type RouteHandlers } from './route-handler';
 import { sendJson } from './send-json';
-import { OpenStreams, type EndReason, type StreamLimits } from './sse';
+import type { EndReason, OpenStreams } from './sse';
 
 /** Missed events sent per connection; a client that missed more reconnects from the last one sent. */
 export const EVENT_REPLAY_LIMIT = 1000;
 
-export interface EventRoutesDeps extends StreamLimits {
+export interface EventRoutesDeps {
   reader: EventReader;
   store: EventStore;
   feed: EventFeed;
@@ -36,12 +36,8 @@ function lastEventIdOf(header: string | string[] | undefined): number | undefine
 const passes = (filter: EventFilter) => (event: FleetEvent) =>
   (!filter.imeis || filter.imeis.includes(event.imei)) && (!filter.types || filter.types.includes(event.type));
 
-export function eventHandlers(deps: EventRoutesDeps): {
-  handlers: Pick<RouteHandlers, 'listEvents' | 'streamEvents'>;
-  closeAll(): void;
-} {
-  const open = new OpenStreams(deps);
-
+/** The events routes' handlers, the stream's opened among the gateway's `open` streams. */
+export function eventHandlers(deps: EventRoutesDeps, open: OpenStreams): Pick<RouteHandlers, 'listEvents' | 'streamEvents'> {
   const streamEvents: RouteHandlers['streamEvents'] = async (req, res) => {
     const query = queryOf(req);
     const token = verifiedTokenOf(res);
@@ -86,12 +82,9 @@ export function eventHandlers(deps: EventRoutesDeps): {
   };
 
   return {
-    handlers: {
-      async listEvents(req, res) {
-        sendJson(res, 200, await deps.reader.page(queryOf(req), deviceOf(verifiedTokenOf(res), deps.deviceClaim)));
-      },
-      streamEvents,
+    async listEvents(req, res) {
+      sendJson(res, 200, await deps.reader.page(queryOf(req), deviceOf(verifiedTokenOf(res), deps.deviceClaim)));
     },
-    closeAll: () => open.closeAll(),
+    streamEvents,
   };
 }

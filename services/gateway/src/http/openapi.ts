@@ -140,10 +140,14 @@ function buildDocument(): object {
   const streamRefusals = {
     429: json(
       ErrorBody,
-      `This token's subject holds MAX_STREAMS_PER_SUBJECT streams of this route on this gateway already (${errorCodes.subjectStreamsLimited.code})`,
+      `This token's subject holds MAX_STREAMS_PER_SUBJECT streams on this gateway already, positions and events together (${errorCodes.subjectStreamsLimited.code})`,
       true,
     ),
-    503: json(ErrorBody, `This gateway serves MAX_STREAMS streams already (${errorCodes.tooManyStreams.code})`, true),
+    503: json(
+      ErrorBody,
+      `This gateway serves MAX_STREAMS streams already, positions and events together (${errorCodes.tooManyStreams.code})`,
+      true,
+    ),
   };
 
   const context: DocContext = {

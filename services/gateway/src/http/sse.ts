@@ -63,17 +63,18 @@ export function startSse(req: IncomingMessage, res: ServerResponse, options: Sse
 }
 
 export interface StreamLimits {
-  /** MAX_STREAMS: the route's streams on this gateway. */
+  /** MAX_STREAMS: the streams this gateway serves, of both stream routes. */
   maxStreams: number;
-  /** MAX_STREAMS_PER_SUBJECT: the route's streams of one token subject on this gateway; 0: no such limit. */
+  /** MAX_STREAMS_PER_SUBJECT: of those, one token subject's; 0: no such limit. */
   maxStreamsPerSubject: number;
 }
 
 /**
- * The streams one route has open: a new one refused past MAX_STREAMS, or, when set, past
- * MAX_STREAMS_PER_SUBJECT of its token's subject (so that where several apps share the gateways, one
- * client, a leaked token or a loop reconnecting without closing, cannot hold every place); each ending
- * its feed subscription when it ends however it ends, all ended when the gateway stops.
+ * The streams a gateway has open, positions and events alike, since each holds the same memory and
+ * socket: a new one refused past MAX_STREAMS, or, when set, past MAX_STREAMS_PER_SUBJECT of its token's
+ * subject (so that where several apps share the gateways, one client, a leaked token or a loop
+ * reconnecting without closing, cannot hold every place); each ending its feed subscription when it
+ * ends however it ends, all ended when the gateway stops.
  */
 export class OpenStreams {
   private readonly ends = new Set<(reason?: EndReason) => void>();

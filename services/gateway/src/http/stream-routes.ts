@@ -18,23 +18,18 @@ import type { Slice } from '../page-bytes';
 import type { PositionFeed } from '../streams/position-feed';
 import { decodeCursor, encodeCursor, newCursor, sentUpTo, type StreamCursor } from '../streams/stream-cursor';
 import { queryOf, type RouteHandlers } from './route-handler';
-import { OpenStreams, type EndReason, type StreamLimits } from './sse';
+import type { EndReason, OpenStreams } from './sse';
 
 export const MAX_STREAM_DEVICES = 1000;
 /** How far back, by receipt, a reconnecting stream is sent what it missed. */
 export const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
-export interface StreamRoutesDeps extends ScopeDeps, StreamLimits {
+export interface StreamRoutesDeps extends ScopeDeps {
   feed: PositionFeed;
   /** The positions a reconnecting stream missed, at most REPLAY_LIMIT and REPLAY_MAX_BYTES, and whether more follow. */
   findMissed: (request: ReplayRequest) => Promise<Slice<PositionEvent>>;
   deviceClaim: string | undefined;
   metrics: GatewayMetrics;
-}
-
-export interface Streams {
-  /** Ends every open stream (the gateway is stopping). */
-  closeAll(): void;
 }
 
 function devicesOf(query: Record<string, unknown>): string[] {
@@ -52,10 +47,8 @@ function cursorOf(header: string | string[] | undefined, now: number): StreamCur
   return cursor;
 }
 
-/** The stream route's handler, and the streams it has open. */
-export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHandlers, 'streamPositions'>; streams: Streams } {
-  const open = new OpenStreams(deps);
-
+/** The stream route's handler, opening its streams among the gateway's `open` ones. */
+export function streamHandler(deps: StreamRoutesDeps, open: OpenStreams): Pick<RouteHandlers, 'streamPositions'> {
   const streamPositions: RouteHandlers['streamPositions'] = async (req, res) => {
     const imeis = devicesOf(queryOf(req));
     const token = verifiedTokenOf(res);
@@ -102,10 +95,5 @@ export function streamHandler(deps: StreamRoutesDeps): { handlers: Pick<RouteHan
     for (const [event, partition] of caughtUp.sort(([a], [b]) => a.id - b.id)) send(event, partition);
   };
 
-  return {
-    handlers: { streamPositions },
-    streams: {
-      closeAll: () => open.closeAll(),
-    },
-  };
+  return { streamPositions };
 }
