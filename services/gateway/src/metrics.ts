@@ -22,7 +22,7 @@ export interface GatewayMetrics {
   observeReply(seconds: number, outcome: 'replied' | 'timeout'): void;
   /** Fits CommandBusOptions.onReplyRead. */
   countReplyRead(owner: 'self' | 'other'): void;
-  /** A live position stream opened, ended (by its client or the gateway, or cut off as too slow), an event sent. */
+  /** A live stream (positions or events) opened, ended (by its client or the gateway, or cut off as too slow), an event sent. */
   streamStarted(): void;
   streamEnded(reason?: 'slow' | 'failed'): void;
   streamEventSent(): void;
@@ -136,10 +136,14 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     registers: [registry],
   });
   const readBy = { self: repliesRead.labels({ owner: 'self' }), other: repliesRead.labels({ owner: 'other' }) };
-  const streams = new Gauge({ name: 'fleet_gateway_streams', help: 'Live position streams open now', registers: [registry] });
+  const streams = new Gauge({
+    name: 'fleet_gateway_streams',
+    help: 'Live streams open now, of positions and of events',
+    registers: [registry],
+  });
   const streamEvents = new Counter({
     name: 'fleet_gateway_stream_events_total',
-    help: 'Position events sent on live streams',
+    help: 'Events sent on live streams, of positions and of events',
     registers: [registry],
   });
   const streamsCut = new Counter({
