@@ -2,16 +2,19 @@
 // demand for positions outside them, MAX_FUTURE_SKEW refusing positions from too far ahead, retention
 // dropping whole expired partitions, and the migration that partitioned a table already holding rows.
 import { runner } from 'node-pg-migrate';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { createPool } from '@fleet/shared/db/pool';
 import { Registry } from 'prom-client';
 import { migrate, migrationsDir } from '@fleet/shared/db/migrate';
 import { createLogger } from '@fleet/shared/logger';
 import { createPartitionGuard } from '../../services/trip-writer/src/partition-guard';
 import { maintainPartitions } from '../../services/trip-writer/src/partition-maintenance';
+import { createPartition } from '../../services/trip-writer/src/trip-partitions';
 import { createPartitionMetrics } from '../../services/trip-writer/src/partition-metrics';
 import { closeKafka } from '../support/kafka';
 import { baseEnv, buildTrip, closeDb, db, postJson, provisionedPrefix, signToken, startWriter, type Stack } from '../support/harness';
-import { privateDatabase } from '../support/private-database';
+import { privateDatabase, type PrivateDatabase } from '../support/private-database';
+import { eventually } from '../support/eventually';
 import { scrape } from '../support/scrape';
 import { TRIP_LOCATION_BATCH_PATH, TRIP_LOCATION_PATH } from '../../services/gateway/src/http/routes';
 import { startStack } from '../support/stack';
@@ -233,6 +236,96 @@ describe('retention', () => {
       holder.release();
       await database.drop();
     }
+  });
+});
+
+describe('a connection the server ends while a partition is being made', () => {
+  // The writer checks a connection out of its pool to make a partition. The pool no longer listens to
+  // a connection it handed out, so a terminate landing then once ended the whole trip-writer.
+  const applicationName = 'fleet-trip-writer-partitions';
+  let database: PrivateDatabase;
+  let writerPool: Pool;
+  let blocker: PoolClient;
+
+  beforeAll(async () => {
+    database = await privateDatabase('storage');
+    writerPool = createPool({ connectionString: database.url, max: 2, applicationName });
+  });
+  afterAll(async () => {
+    await writerPool?.end();
+    await database?.drop();
+  });
+
+  /**
+   * Makes creating `day`'s partition wait: another transaction creates a table of that name and holds it
+   * uncommitted, so the writer's CREATE TABLE waits on it (up to its 5 s lock timeout).
+   */
+  async function holdPartitionName(day: string): Promise<void> {
+    blocker = await database.pool.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`CREATE TABLE trip_locations_p${day.replaceAll('-', '')} (id int)`);
+  }
+
+  async function releasePartitionName(): Promise<void> {
+    await blocker.query('ROLLBACK');
+    blocker.release();
+  }
+
+  /** Terminates the writer's connection once it waits for the lock, as an administrator or a failover would. */
+  async function terminateWaitingWriter(): Promise<void> {
+    await eventually(
+      async () => {
+        const { rows } = await database.pool.query<{ ended: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+           WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+          [applicationName],
+        );
+        return rows.some((row) => row.ended);
+      },
+      5000,
+      { what: "the writer's connection to wait for the lock" },
+    );
+  }
+
+  test("a partition made on demand fails with the server's error, the process carries on, and the next try makes it", async () => {
+    const day = '1985-03-01';
+    await holdPartitionName(day);
+    try {
+      const creating = createPartition(writerPool, day);
+      await terminateWaitingWriter();
+      await expect(creating).rejects.toThrow('terminating connection due to administrator command');
+    } finally {
+      await releasePartitionName();
+    }
+    expect(await createPartition(writerPool, day)).toBe(true);
+    expect(await partitions(database.pool)).toContain('trip_locations_p19850301');
+  });
+
+  test('a maintenance run fails, its lock goes with its connection, and the next run does the work', async () => {
+    const registry = new Registry();
+    const logger = createLogger('trip-writer', 'silent');
+    const metrics = createPartitionMetrics(registry, logger);
+    const deps = {
+      pool: writerPool,
+      guard: createPartitionGuard(writerPool, metrics),
+      metrics,
+      logger,
+      now: () => new Date('1986-06-01T12:00:00Z'),
+    };
+    const settings = { aheadDays: 2, retentionDays: undefined, intervalMs: 60_000 };
+    await holdPartitionName('1986-06-02');
+    try {
+      const running = maintainPartitions(settings, deps);
+      await terminateWaitingWriter();
+      await expect(running).rejects.toThrow('terminating connection due to administrator command');
+    } finally {
+      await releasePartitionName();
+    }
+    const run = await maintainPartitions(settings, deps);
+    expect(run).toEqual({ ran: true, created: ['1986-06-02', '1986-06-03'], dropped: [] });
+    expect(await partitions(database.pool)).toEqual(
+      expect.arrayContaining(['trip_locations_p19860601', 'trip_locations_p19860602', 'trip_locations_p19860603']),
+    );
   });
 });
 

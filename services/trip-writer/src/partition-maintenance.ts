@@ -3,6 +3,7 @@
 // never DELETE); and forgets the late positions noted for the live streams' replay once past its window. Several writer replicas run it; a PostgreSQL advisory lock lets one of them do it at a
 // time, the others skipping that run.
 import type { Pool } from 'pg';
+import { withClient } from '@fleet/shared/db/transaction';
 import type { Logger } from '@fleet/shared/logger';
 import type { WriterUpkeep } from '@fleet/shared/writer-service';
 import type { PartitionGuard } from './partition-guard';
@@ -46,10 +47,8 @@ export function expiredDays(days: Day[], now: Date, retentionDays: number | unde
 /** One maintenance run. */
 export async function maintainPartitions(settings: MaintenanceSettings, deps: MaintenanceDeps): Promise<MaintenanceRun> {
   const now = (deps.now ?? (() => new Date()))();
-  const client = await deps.pool.connect();
-  // A connection whose run failed is closed rather than returned: it may still hold the session's lock.
-  let failure: Error | undefined;
-  try {
+  // A failed run closes its connection rather than return it (withClient): it may still hold the lock.
+  return withClient(deps.pool, async (client) => {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MAINTENANCE_LOCK]);
     if (!rows[0]!.locked) return { ran: false, created: [], dropped: [] };
     const today = dayOf(now)!;
@@ -72,12 +71,7 @@ export async function maintainPartitions(settings: MaintenanceSettings, deps: Ma
     await client.query(`DELETE FROM late_positions WHERE received_at < now() - interval '2 hours'`);
     await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK]);
     return { ran: true, created, dropped };
-  } catch (error) {
-    failure = error as Error;
-    throw error;
-  } finally {
-    client.release(failure);
-  }
+  });
 }
 
 /** Runs the maintenance now, then every interval, until stopped. A failed run is logged and retried at the next. */

@@ -3,6 +3,7 @@
 // DDL takes no parameters, so names and bounds are written by this module from dates it formatted itself,
 // checked against DAY_PATTERN, and quoted by pg's escaping; nothing a client sent reaches the SQL text.
 import { escapeIdentifier, escapeLiteral, type Pool, type PoolClient } from 'pg';
+import { inTransaction } from '@fleet/shared/db/transaction';
 
 /** A UTC day, YYYY-MM-DD. */
 export type Day = string;
@@ -56,19 +57,11 @@ export function dayOfPartition(name: string): Day | undefined {
 
 const bound = (day: Day) => escapeLiteral(`${day} 00:00:00+00`);
 
-async function inTransactionWithLockTimeout(db: Queryable, sql: string): Promise<void> {
-  const client = 'release' in db ? db : await db.connect();
-  try {
-    await client.query('BEGIN');
+function inTransactionWithLockTimeout(db: Queryable, sql: string): Promise<void> {
+  return inTransaction(db, async (client) => {
     await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
     await client.query(sql);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    if (client !== db) client.release();
-  }
+  });
 }
 
 /**

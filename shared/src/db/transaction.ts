@@ -1,31 +1,45 @@
-// One transaction on a client of its own, for the stores whose work spans several statements.
+// A client of its own, and one transaction on it, for the work that spans several statements.
 import type { Pool, PoolClient } from 'pg';
 
 /**
- * Runs `work` between BEGIN and COMMIT, or ROLLBACK when it throws. The pool stops listening to a client
- * it has handed out: a connection the server ends between two statements would emit an error nobody
- * hears and crash the process, so it is heard here, and the statement that follows fails instead. A
- * client whose statement failed may have lost its connection: it is closed, not put back.
+ * Runs `work` on a client checked out for it. The pool stops listening to a client it has handed out:
+ * a connection the server ends while it is held (an administrator's terminate, a failover, a restart)
+ * emits an error nobody hears, which ends the process. It is heard here, and the statement in hand or
+ * the next fails instead. A client whose work failed is closed, not put back: it may have lost its
+ * connection, or still hold a session's lock.
  */
-export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function withClient<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  let lost: Error | undefined;
+  let failure: Error | undefined;
   const onLost = (error: Error) => {
-    lost = error;
+    failure ??= error;
   };
   client.on('error', onLost);
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
+    return await work(client);
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    lost ??= error as Error;
+    failure ??= error as Error;
     throw error;
   } finally {
     client.removeListener('error', onLost);
-    client.release(lost);
+    client.release(failure);
+  }
+}
+
+/**
+ * Runs `work` between BEGIN and COMMIT, or ROLLBACK when it throws: on a client of its own (withClient)
+ * when given the pool, or on the client the caller already holds.
+ */
+export async function inTransaction<T>(db: Pool | PoolClient, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  if (!('release' in db)) return withClient(db, (client) => inTransaction(client, work));
+  await db.query('BEGIN');
+  try {
+    const result = await work(db);
+    await db.query('COMMIT');
+    return result;
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }
 

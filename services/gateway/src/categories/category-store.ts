@@ -1,5 +1,6 @@
 // Product categories in PostgreSQL: the read by id and the bulk upsert of an import.
 import type { Pool } from 'pg';
+import { inTransaction } from '@fleet/shared/db/transaction';
 import type { Category } from './category.schema';
 import type { CategoryFinder } from './get-category';
 import type { CategoryWriter } from './import-categories';
@@ -42,10 +43,8 @@ const UPSERT_BATCH = 1000;
  * that were inserted or changed: only those can be stale in a cache.
  */
 export async function upsertCategories(pool: Pool, categories: readonly Category[]): Promise<string[]> {
-  const client = await pool.connect();
-  const changed: string[] = [];
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
+    const changed: string[] = [];
     for (let start = 0; start < categories.length; start += UPSERT_BATCH) {
       const batch = categories.slice(start, start + UPSERT_BATCH);
       const result = await client.query<{ id: string }>(
@@ -68,14 +67,8 @@ export async function upsertCategories(pool: Pool, categories: readonly Category
       );
       changed.push(...result.rows.map((row) => row.id));
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-  return changed;
+    return changed;
+  });
 }
 
 /** The category reader's finder and the import's writer over this database. */
