@@ -229,7 +229,14 @@ export async function auditGroups(fault: string, posts: GroupPost[], pool: Pool 
 }
 
 const isProblem = (line: LogLine) => line.level >= 40;
-const problemText = (service: ServiceProcess, line: LogLine) => `${service.name}: ${line.msg} ${String(line.err ?? line.error ?? '')}`;
+/** A logged error as text: a message logged as `err`, or the message and first frame of a serialized Error. */
+function errorText(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error ?? '');
+  const { message, stack } = error as { message?: unknown; stack?: unknown };
+  const frame = typeof stack === 'string' ? stack.split('\n').find((line) => line.trim().startsWith('at ')) : undefined;
+  return [String(message ?? JSON.stringify(error)), frame?.trim()].filter(Boolean).join(' ');
+}
+const problemText = (service: ServiceProcess, line: LogLine) => `${service.name}: ${line.msg} ${errorText(line.err ?? line.error)}`;
 
 /** The warnings and errors the stack's processes logged, for the message of a failed test. */
 export function problemsLogged(services: ServiceProcess[], limit = 40): string {
