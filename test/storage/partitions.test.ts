@@ -2,7 +2,7 @@
 // demand for positions outside them, MAX_FUTURE_SKEW refusing positions from too far ahead, retention
 // dropping whole expired partitions, and the migration that partitioned a table already holding rows.
 import { runner } from 'node-pg-migrate';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { createPool } from '@fleet/shared/db/pool';
 import { Registry } from 'prom-client';
 import { migrate, migrationsDir } from '@fleet/shared/db/migrate';
@@ -245,7 +245,6 @@ describe('a connection the server ends while a partition is being made', () => {
   const applicationName = 'fleet-trip-writer-partitions';
   let database: PrivateDatabase;
   let writerPool: Pool;
-  let blocker: PoolClient;
 
   beforeAll(async () => {
     database = await privateDatabase('storage');
@@ -257,46 +256,40 @@ describe('a connection the server ends while a partition is being made', () => {
   });
 
   /**
-   * Makes creating `day`'s partition wait: another transaction creates a table of that name and holds it
-   * uncommitted, so the writer's CREATE TABLE waits on it (up to its 5 s lock timeout).
+   * Runs `work` while another transaction holds a table named as `day`'s partition, uncommitted, so the
+   * writer's CREATE TABLE waits on it (up to its 5 s lock timeout); terminates the writer's connection
+   * once it waits, as an administrator or a failover would; expects `work` to fail with the server's
+   * error; then lets the name go.
    */
-  async function holdPartitionName(day: string): Promise<void> {
-    blocker = await database.pool.connect();
-    await blocker.query('BEGIN');
-    await blocker.query(`CREATE TABLE trip_locations_p${day.replaceAll('-', '')} (id int)`);
-  }
-
-  async function releasePartitionName(): Promise<void> {
-    await blocker.query('ROLLBACK');
-    blocker.release();
-  }
-
-  /** Terminates the writer's connection once it waits for the lock, as an administrator or a failover would. */
-  async function terminateWaitingWriter(): Promise<void> {
-    await eventually(
-      async () => {
-        const { rows } = await database.pool.query<{ ended: boolean }>(
-          `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-           WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
-          [applicationName],
-        );
-        return rows.some((row) => row.ended);
-      },
-      5000,
-      { what: "the writer's connection to wait for the lock" },
-    );
+  async function expectFailureWhenTerminated(day: string, work: () => Promise<unknown>): Promise<void> {
+    const blocker = await database.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`CREATE TABLE trip_locations_p${day.replaceAll('-', '')} (id int)`);
+      // Expected from the start, so that its failure is handled whenever it comes.
+      const failing = expect(work()).rejects.toThrow('terminating connection due to administrator command');
+      await eventually(
+        async () => {
+          const { rows } = await database.pool.query<{ ended: boolean }>(
+            `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+             WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+            [applicationName],
+          );
+          return rows.some((row) => row.ended);
+        },
+        5000,
+        { what: "the writer's connection to wait for the lock" },
+      );
+      await failing;
+    } finally {
+      await blocker.query('ROLLBACK');
+      blocker.release();
+    }
   }
 
   test("a partition made on demand fails with the server's error, the process carries on, and the next try makes it", async () => {
     const day = '1985-03-01';
-    await holdPartitionName(day);
-    try {
-      const creating = createPartition(writerPool, day);
-      await terminateWaitingWriter();
-      await expect(creating).rejects.toThrow('terminating connection due to administrator command');
-    } finally {
-      await releasePartitionName();
-    }
+    await expectFailureWhenTerminated(day, () => createPartition(writerPool, day));
     expect(await createPartition(writerPool, day)).toBe(true);
     expect(await partitions(database.pool)).toContain('trip_locations_p19850301');
   });
@@ -313,14 +306,7 @@ describe('a connection the server ends while a partition is being made', () => {
       now: () => new Date('1986-06-01T12:00:00Z'),
     };
     const settings = { aheadDays: 2, retentionDays: undefined, intervalMs: 60_000 };
-    await holdPartitionName('1986-06-02');
-    try {
-      const running = maintainPartitions(settings, deps);
-      await terminateWaitingWriter();
-      await expect(running).rejects.toThrow('terminating connection due to administrator command');
-    } finally {
-      await releasePartitionName();
-    }
+    await expectFailureWhenTerminated('1986-06-02', () => maintainPartitions(settings, deps));
     const run = await maintainPartitions(settings, deps);
     expect(run).toEqual({ ran: true, created: ['1986-06-02', '1986-06-03'], dropped: [] });
     expect(await partitions(database.pool)).toEqual(
