@@ -9,7 +9,7 @@ import { migrate, migrationsDir } from '@fleet/shared/db/migrate';
 import { createLogger } from '@fleet/shared/logger';
 import { createPartitionGuard } from '../../services/trip-writer/src/partition-guard';
 import { maintainPartitions } from '../../services/trip-writer/src/partition-maintenance';
-import { createPartition } from '../../services/trip-writer/src/trip-partitions';
+import { createPartition, partitionName } from '../../services/trip-writer/src/trip-partitions';
 import { createPartitionMetrics } from '../../services/trip-writer/src/partition-metrics';
 import { closeKafka } from '../support/kafka';
 import { baseEnv, buildTrip, closeDb, db, postJson, provisionedPrefix, signToken, startWriter, type Stack } from '../support/harness';
@@ -265,7 +265,7 @@ describe('a connection the server ends while a partition is being made', () => {
     const blocker = await database.pool.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`CREATE TABLE trip_locations_p${day.replaceAll('-', '')} (id int)`);
+      await blocker.query(`CREATE TABLE ${partitionName(day)} (id int)`);
       // Expected from the start, so that its failure is handled whenever it comes.
       const failing = expect(work()).rejects.toThrow('terminating connection due to administrator command');
       await eventually(
