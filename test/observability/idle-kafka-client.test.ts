@@ -7,9 +7,9 @@
 // due. This counts the timers an idle, connected client starts and runs, and shows that a request to a
 // broker that answers nothing (a frozen node) still fails at its timeout.
 import { createHook } from 'node:async_hooks';
-import net from 'node:net';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { closeKafka, testKafka } from '../support/kafka';
+import { startSilentServer } from '../support/silent-server';
 
 let producer: Producer;
 
@@ -69,11 +69,9 @@ test('a producer connected and then left idle for a second runs none of its time
 });
 
 test('a request to a broker that accepts connections and answers nothing fails at its timeout', async () => {
-  const silent = net.createServer(() => undefined);
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  const { port } = silent.address() as net.AddressInfo;
+  const silent = await startSilentServer();
   const frozen = new Kafka({
-    brokers: [`127.0.0.1:${port}`],
+    brokers: [silent.address],
     clientId: 'fleet-tests',
     requestTimeout: 300,
     retry: { retries: 0 },
@@ -84,6 +82,6 @@ test('a request to a broker that accepts connections and answers nothing fails a
     await expect(frozen.connect()).rejects.toThrow(/timed out/);
   } finally {
     await frozen.disconnect();
-    silent.close();
+    await silent.close();
   }
 });

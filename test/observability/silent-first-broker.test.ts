@@ -4,23 +4,20 @@
 // "Broker not connected". A writer replacing its producer after a frozen node (RenewingProducer) could
 // not, for as long as the node stayed frozen and first in KAFKA_BROKERS. patches/kafkajs+2.2.4.patch
 // (change 8) moves to the next broker of the list instead, as it does for a refused connection.
-import net from 'node:net';
 import { createKafka, producerConfig } from '@fleet/shared/kafka/client';
 import { createLogger } from '@fleet/shared/logger';
 import type { Producer } from 'kafkajs';
 import { closeKafka, createTopic, readTopic } from '../support/kafka';
 import { testServers } from '../support/harness';
+import { startSilentServer, type SilentServer } from '../support/silent-server';
 
-let silent: net.Server;
-let silentAddress: string;
+let silent: SilentServer;
 
 beforeAll(async () => {
-  silent = net.createServer(() => undefined);
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  silentAddress = `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+  silent = await startSilentServer();
 });
 afterAll(async () => {
-  silent.close();
+  await silent?.close();
   await closeKafka();
 });
 
@@ -28,7 +25,7 @@ test('an idempotent producer whose first broker answers nothing connects through
   const topic = `fleet-tests.silent-first-broker.${Date.now()}`;
   await createTopic(topic);
   const kafka = createKafka({
-    brokers: [silentAddress, ...testServers().kafkaBrokers.split(',')],
+    brokers: [silent.address, ...testServers().kafkaBrokers.split(',')],
     clientId: 'fleet-tests',
     logger: createLogger('tests', 'silent'),
   });
