@@ -1,6 +1,14 @@
 // The one place kafkajs clients are built, so every service talks to the brokers the same way and
 // kafkajs's own logging flows into pino.
-import { Kafka, logLevel as KafkaLogLevel, Partitioners, type ConsumerConfig, type LogEntry, type ProducerConfig } from 'kafkajs';
+import {
+  Kafka,
+  logLevel as KafkaLogLevel,
+  Partitioners,
+  type ConsumerConfig,
+  type ISocketFactory,
+  type LogEntry,
+  type ProducerConfig,
+} from 'kafkajs';
 import type { Logger } from '../logger';
 import { trackClientOutage, type ClientOutage, type OutageObserver } from './client-outage';
 
@@ -10,6 +18,8 @@ export interface KafkaClientOptions {
   logger: Logger;
   /** Told when the client's errors start and stop (a metric of outages). */
   outages?: OutageObserver;
+  /** How the client opens its connections; kafkajs's own plain sockets when absent. */
+  socketFactory?: ISocketFactory;
 }
 
 const CONNECTION_TIMEOUT_MS = 3000;
@@ -74,6 +84,7 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logLevel: KafkaLogLevel.WARN,
     logCreator: () => kafkaLogLine(options.logger, trackClientOutage(options.logger, options.outages)),
     retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 8 },
+    ...(options.socketFactory && { socketFactory: options.socketFactory }),
   });
 }
 
