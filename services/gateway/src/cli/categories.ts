@@ -23,7 +23,9 @@ async function connectRedis(url: string): Promise<Redis | undefined> {
     await redis.connect();
     return redis;
   } catch {
-    redis.disconnect();
+    // A connection that failed is closed already: disconnecting it again would only hold the process
+    // for ioredis's disconnect timeout (2 s) before it exits.
+    if (redis.status !== 'end') redis.disconnect();
     return undefined;
   }
 }
