@@ -58,7 +58,8 @@ module.exports = {
   maxWorkers: 2,
   // A worker that has run the component suites holds most of a gigabyte, and on a loaded 2-core machine
   // the process takes longer than jest's 500 ms to give it back once it exits: jest then reports a
-  // forced exit that is no leak. A worker kept alive by an open socket or timer is still reported.
+  // forced exit that is no leak. A worker kept alive by an open socket, or a timer longer than this, is
+  // still reported.
   workerGracefulExitTimeout: 5000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [

@@ -1,7 +1,8 @@
 // The gateway's metadata requests: the topics' partitions and their leaders, for the health check and
-// the layout commands are placed by. kafkajs retries a request that a disconnect cut short, and the
-// retry opens a connection again on a client already closed, which nothing would ever close: closing
-// therefore waits for the requests in flight and closes once more after them.
+// the layout commands are placed by. kafkajs's disconnect closes the connections its client knows of; a
+// request still in flight goes on, and can put a connected broker back in the client or connect one
+// again, which nothing would ever close. Closing therefore closes once more after the requests in
+// flight have ended.
 import type { Admin, ITopicMetadata } from 'kafkajs';
 import { KAFKA_REQUEST_TIMEOUT_MS } from '@fleet/shared/kafka/client';
 
@@ -31,20 +32,19 @@ export class TopicDescriber {
   }
 
   /**
-   * Closes the client's connections, and those a request in flight opens again before it ends. A
+   * Closes the client's connections, and those a request in flight keeps or opens again once it ends. A
    * request still retrying against a broker that is away is waited for no longer than one request
-   * timeout.
+   * timeout; its connections are closed when it ends all the same.
    */
   async close(): Promise<void> {
     this.closed = true;
     await this.admin.disconnect();
     if (this.inFlight.size === 0) return;
+    const closedAfter = Promise.allSettled([...this.inFlight])
+      .then(() => this.admin.disconnect())
+      .catch(() => undefined);
     let waited: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise((resolve) => (waited = setTimeout(resolve, KAFKA_REQUEST_TIMEOUT_MS))),
-    ]);
+    await Promise.race([closedAfter, new Promise((resolve) => (waited = setTimeout(resolve, KAFKA_REQUEST_TIMEOUT_MS)))]);
     clearTimeout(waited);
-    await this.admin.disconnect();
   }
 }
