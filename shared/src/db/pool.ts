@@ -7,12 +7,22 @@ export interface PoolOptions {
   /** DATABASE_POOL_SIZE for a service; a CLI needs one connection. */
   max: number;
   applicationName: string;
+  /** Ends a session left idle inside a transaction this long (a service's pool); unset, never. */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /** How long a pool waits for a connection before the query fails: a database that is away costs no longer. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 2000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 const IDLE_TIMEOUT_MS = 30_000;
+/**
+ * A process frozen or stalled inside a transaction (SIGSTOP, a paused host) holds its row locks for as
+ * long as its session lives, and the member of its consumer group that takes its partitions (once its
+ * Kafka session of 6 s or more expires) would wait on them until it woke. The server ends such a session
+ * before that, rolling its transaction back; no transaction of the services idles for more than
+ * milliseconds between its statements.
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 5000;
 
 export function createPool(options: PoolOptions, logger?: Logger): Pool {
   const pool = new Pool({
@@ -22,6 +32,7 @@ export function createPool(options: PoolOptions, logger?: Logger): Pool {
     connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    ...(options.idleInTransactionTimeoutMs !== undefined && { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }),
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres connection lost'));
@@ -35,7 +46,12 @@ export async function connectPool(
   logger: Logger,
 ): Promise<Pool> {
   const pool = createPool(
-    { connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: `fleet-${service}` },
+    {
+      connectionString: config.DATABASE_URL,
+      max: config.DATABASE_POOL_SIZE,
+      applicationName: `fleet-${service}`,
+      idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
     logger,
   );
   try {
