@@ -10,6 +10,7 @@ import { connectPool } from './db/pool';
 import { isDataRefusal, isStatementFailure } from './db/pg-errors';
 import { createKafka, kafkaClientSettings } from './kafka/client';
 import { startCommandConsumer, type CommandHandler } from './kafka/command-consumer';
+import { AdminClient } from './kafka/admin-client';
 import { registerConsumerLag } from './kafka/consumer-lag';
 import { missingTopics, missingTopicsMessage } from './kafka/topic-check';
 import { TopicLayout } from './kafka/topic-layout';
@@ -114,18 +115,21 @@ export async function startWriter<S extends z.ZodType>(
     outages: createKafkaOutageMetrics(registry),
   });
   const groupId = config.WRITER_GROUP_ID ?? `${config.KAFKA_TOPIC_PREFIX}.${definition.name}`;
-  const lagAdmin = kafka.admin();
+  const adminClient = new AdminClient(kafka.admin());
   let missing: string[] = [];
   let consumer;
   try {
-    await lagAdmin.connect();
+    await adminClient.connect();
     // The trip-writer announces committed positions on topics.positions in the produce of its replies.
-    missing = await missingTopics(lagAdmin, [topic, topics.replies, topics.deadLetter, topics.positions]);
+    missing = await adminClient.ask((admin) => missingTopics(admin, [topic, topics.replies, topics.deadLetter, topics.positions]));
     if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
     // The partitions of the topics the writer sends to, and their leaders, asked for again when a leader fails.
     const published = new TopicLayout();
     const describePublished = async () =>
-      published.update((await lagAdmin.fetchTopicMetadata({ topics: [topics.replies, topics.deadLetter, topics.positions] })).topics);
+      published.update(
+        (await adminClient.ask((admin) => admin.fetchTopicMetadata({ topics: [topics.replies, topics.deadLetter, topics.positions] })))
+          .topics,
+      );
     await describePublished();
     consumer = await startCommandConsumer({
       kafka,
@@ -143,12 +147,12 @@ export async function startWriter<S extends z.ZodType>(
     });
   } catch (error) {
     await upkeep?.stop();
-    await Promise.allSettled([pool.end(), metricsServer.close(), lagAdmin.disconnect()]);
+    await Promise.allSettled([pool.end(), metricsServer.close(), adminClient.close()]);
     const cause = (error as Error).message;
     throw new Error(missing.length > 0 ? cause : `Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${cause}`, { cause: error });
   }
   // An admin client of its own: a scrape must never wait behind the consumer's fetches.
-  registerConsumerLag(registry, { admin: lagAdmin, groupId, topic });
+  registerConsumerLag(registry, adminClient, { groupId, topic });
   logger.info({ topic, groupId, metricsPort: metricsServer.port }, `${definition.name} consuming`);
 
   return {
@@ -156,7 +160,7 @@ export async function startWriter<S extends z.ZodType>(
     async stop() {
       await consumer.stop();
       await upkeep?.stop();
-      await Promise.allSettled([pool.end(), lagAdmin.disconnect()]);
+      await Promise.allSettled([pool.end(), adminClient.close()]);
       // Last, so the counters of the final batch can still be scraped while the consumer drains.
       await metricsServer.close();
       logger.info(`${definition.name} stopped`);

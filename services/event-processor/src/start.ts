@@ -7,6 +7,7 @@ import { startChore } from '@fleet/shared/chore';
 import { connectPool } from '@fleet/shared/db/pool';
 import { createKafka, consumerConfig, kafkaClientSettings } from '@fleet/shared/kafka/client';
 import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
+import { AdminClient } from '@fleet/shared/kafka/admin-client';
 import { registerConsumerLag } from '@fleet/shared/kafka/consumer-lag';
 import { OffsetCommitter } from '@fleet/shared/kafka/offset-committer';
 import { superviseConsumer } from '@fleet/shared/kafka/supervised-consumer';
@@ -73,7 +74,7 @@ export async function start(
     logger,
     outages: createKafkaOutageMetrics(registry),
   });
-  const admin = kafka.admin();
+  const adminClient = new AdminClient(kafka.admin());
   const delivery = startWebhookDelivery({
     pool,
     logger,
@@ -114,8 +115,8 @@ export async function start(
 
   let consumer;
   try {
-    await admin.connect();
-    const missing = await missingTopics(admin, [topic]);
+    await adminClient.connect();
+    const missing = await adminClient.ask((admin) => missingTopics(admin, [topic]));
     if (missing.length > 0) throw new Error(missingTopicsMessage(missing));
     consumer = await superviseConsumer({
       name: groupId,
@@ -137,10 +138,10 @@ export async function start(
     });
   } catch (error) {
     await delivery.stop();
-    await Promise.allSettled([pool.end(), metricsServer.close(), admin.disconnect()]);
+    await Promise.allSettled([pool.end(), metricsServer.close(), adminClient.close()]);
     throw new Error(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`, { cause: error });
   }
-  registerConsumerLag(registry, { admin, groupId, topic });
+  registerConsumerLag(registry, adminClient, { groupId, topic });
   const committer = offsets.commitEvery(COMMIT_INTERVAL_MS, () => consumer.current());
 
   const sweep = startChore(
@@ -163,7 +164,7 @@ export async function start(
       clearInterval(committer);
       await consumer.stop((current) => offsets.commitTo(current));
       await Promise.all([sweep.stop(), delivery.stop()]);
-      await Promise.allSettled([pool.end(), admin.disconnect()]);
+      await Promise.allSettled([pool.end(), adminClient.close()]);
       await metricsServer.close();
       logger.info('event-processor stopped');
     },

@@ -6,6 +6,7 @@ import bytes from 'bytes';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import { createPool, redactUrl } from '@fleet/shared/db/pool';
+import { AdminClient } from '@fleet/shared/kafka/admin-client';
 import { createKafka, kafkaClientSettings } from '@fleet/shared/kafka/client';
 import { createKafkaOutageMetrics } from '@fleet/shared/kafka/client-outage';
 import { missingTopics, missingTopicsMessage } from '@fleet/shared/kafka/topic-check';
@@ -152,7 +153,8 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     settings: kafkaClientSettings(config),
     logger,
   });
-  const topicAdmin = kafka.admin();
+  const topicAdmin = new AdminClient(kafka.admin());
+  const missingNow = () => topicAdmin.ask((admin) => missingTopics(admin, neededTopics));
   const { bus, limits } = createWritePath(config, {
     kafka,
     topics,
@@ -173,7 +175,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
     apiKeys.stop();
     await Promise.allSettled([
       bus.stop(),
-      topicAdmin.disconnect(),
+      topicAdmin.close(),
       pool.end(),
       appPool.end(),
       healthPool.end(),
@@ -194,7 +196,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       );
     }
     await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => topicAdmin.connect());
-    const missing = await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => missingTopics(topicAdmin, neededTopics));
+    const missing = await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, missingNow);
     if (missing.length > 0) throw new StartupError(missingTopicsMessage(missing));
     await reach(`Kafka is unreachable at ${config.KAFKA_BROKERS.join(',')}`, () => bus.start());
     await reach('cannot load the API keys', () => apiKeys.start());
@@ -218,7 +220,7 @@ export async function start(config: GatewayConfig, logger: Logger = createLogger
       pingDatabase: () => healthPool.query('SELECT 1'),
       pingCache: () => redis.ping(),
       bus,
-      missingTopics: () => missingTopics(topicAdmin, neededTopics),
+      missingTopics: missingNow,
       isStopping: () => stopping,
     },
     writes: {

@@ -5,6 +5,7 @@
 // takes max by (partition), not the sum.
 import type { Admin } from 'kafkajs';
 import { Gauge, type Registry } from 'prom-client';
+import type { AdminClient } from './admin-client';
 
 export interface ConsumerLagSource {
   admin: Admin;
@@ -29,21 +30,25 @@ export async function readConsumerLag({ admin, groupId, topic }: ConsumerLagSour
   });
 }
 
-export function registerConsumerLag(registry: Registry, source: ConsumerLagSource): void {
+/** The lag as a gauge, read at each scrape through the service's own admin client. */
+export function registerConsumerLag(registry: Registry, client: AdminClient, group: Omit<ConsumerLagSource, 'admin'>): void {
   new Gauge({
     name: 'fleet_consumer_group_lag',
     help: 'Messages written to a partition and not yet committed by the consumer group (what KEDA scales the writers on)',
     labelNames: ['group', 'topic', 'partition'],
     registers: [registry],
     async collect() {
-      // A broker that does not answer leaves the figures out of this scrape rather than failing it.
-      const partitions = await source.admin
-        .connect()
-        .then(() => readConsumerLag(source))
+      // A broker that does not answer (or a client closed by a stop) leaves the figures out of this scrape
+      // rather than failing it.
+      const partitions = await client
+        .ask(async (admin) => {
+          await admin.connect();
+          return readConsumerLag({ admin, ...group });
+        })
         .catch(() => undefined);
       this.reset();
       for (const { partition, lag: value } of partitions ?? []) {
-        this.set({ group: source.groupId, topic: source.topic, partition: String(partition) }, value);
+        this.set({ group: group.groupId, topic: group.topic, partition: String(partition) }, value);
       }
     },
   });

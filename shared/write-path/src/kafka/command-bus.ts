@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import { AppError } from '@fleet/shared/errors';
+import { AdminClient } from '@fleet/shared/kafka/admin-client';
 import { KAFKA_REQUEST_TIMEOUT_MS, producerConfig } from '@fleet/shared/kafka/client';
 import { RenewingProducer } from '@fleet/shared/kafka/renewing-producer';
 import { PRODUCE_BYTES } from '@fleet/shared/kafka/produce-size';
@@ -19,7 +20,6 @@ import { listOf, single, type CommandBusOptions, type CommandListRequest, type C
 import { PendingReplies, type PendingAnswer } from './pending-replies';
 import { QueueAgeAdmission } from './queue-age-admission';
 import { ReplyPath } from './reply-path';
-import { TopicDescriber } from './topic-describer';
 
 /** How often the broker is checked while it is up. */
 const HEALTH_INTERVAL_MS = 5000;
@@ -27,7 +27,7 @@ const HEALTH_INTERVAL_MS = 5000;
 const MAX_BATCH_SIZE = 2000;
 export class CommandBus {
   private readonly producer: RenewingProducer;
-  private readonly describer: TopicDescriber;
+  private readonly admin: AdminClient;
   private readonly pending: PendingReplies;
   private readonly publisher: BatchingPublisher;
   private readonly health: BrokerHealth;
@@ -51,7 +51,7 @@ export class CommandBus {
       config: producerConfig(options.settings.allowAutoTopicCreation),
       logger,
     });
-    this.describer = new TopicDescriber(kafka.admin(), [topics.replies, topics.tripLocations, topics.vehicleGroups]);
+    this.admin = new AdminClient(kafka.admin());
     this.failingLeaders = new FailingLeaders(() => this.describeTopics(), logger);
     const deadline = timeout(options.publishTimeoutMs, TimeoutStrategy.Aggressive);
     // On a cluster the check may first ask a frozen node, which holds it for a whole request timeout
@@ -157,12 +157,15 @@ export class CommandBus {
 
   /** Asks the broker for the topics' partitions: the health check, and the layout `partitionOf` reads. */
   private async describeTopics(): Promise<void> {
-    this.layout.update(await this.describer.describe());
+    const { replies, tripLocations, vehicleGroups } = this.options.topics;
+    this.layout.update(
+      (await this.admin.ask((admin) => admin.fetchTopicMetadata({ topics: [replies, tripLocations, vehicleGroups] }))).topics,
+    );
   }
 
   async start(): Promise<void> {
     await this.producer.connect();
-    await this.describer.connect();
+    await this.admin.connect();
     await this.describeTopics();
     await this.replies.start();
     this.started = true;
@@ -290,6 +293,6 @@ export class CommandBus {
     this.health.stop();
     // In-flight requests still get their replies (or their timeouts) before the consumer goes.
     await this.pending.drained(this.options.replyTimeoutMs);
-    await Promise.allSettled([this.replies.stop(), this.producer.disconnect(), this.describer.close()]);
+    await Promise.allSettled([this.replies.stop(), this.producer.disconnect(), this.admin.close()]);
   }
 }
