@@ -34,6 +34,7 @@ export class EventFeed {
 
   /** Resolves once the feed listens; the first call connects it. */
   ready(): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error('the events feed is stopped'));
     this.starting ??= this.connect().catch((error: unknown) => {
       this.starting = undefined;
       throw error;
@@ -54,6 +55,8 @@ export class EventFeed {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.poll);
+    // A first connection under way closes itself once it sees the feed stopped.
+    await this.starting?.catch(() => undefined);
     await this.reading?.catch(() => undefined);
     await this.client?.end().catch(() => undefined);
   }
@@ -67,10 +70,20 @@ export class EventFeed {
       if (this.client === client) this.client = undefined;
       void this.reconnect();
     });
-    await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    const { rows } = await client.query<{ last: string }>('SELECT coalesce(max(id), 0) AS last FROM events');
-    if (this.lastRead === 0) this.lastRead = Number(rows[0]!.last);
+    let last: number;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      const { rows } = await client.query<{ last: string }>('SELECT coalesce(max(id), 0) AS last FROM events');
+      last = Number(rows[0]!.last);
+      if (this.stopped) throw new Error('the events feed is stopped');
+    } catch (error) {
+      // A connection that did not become the feed's (it failed half-way, or the gateway stopped meanwhile)
+      // is closed here: nothing else knows of it.
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.lastRead === 0) this.lastRead = last;
     this.client = client;
     this.poll ??= setInterval(() => this.readNew(), FALLBACK_POLL_MS);
     this.poll.unref();
