@@ -22,6 +22,7 @@ export interface ProbeTargets {
 
 export class ReplyPathProbe {
   private readonly waiting = new Map<string, () => void>();
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: { producer: () => Producer; topic: string }) {}
 
@@ -30,14 +31,19 @@ export class ReplyPathProbe {
     this.waiting.get(probeId)?.();
   }
 
+  /** Ends every confirmation under way at once, its round's wait included. */
+  stop(): void {
+    this.stopping.abort();
+  }
+
   /**
-   * Probes each partition, round after round, until every one has come back or is no longer wanted;
-   * each is confirmed as soon as its own probe is read.
+   * Probes each partition, round after round, until every one has come back or is no longer wanted, or
+   * the probe is stopped; each is confirmed as soon as its own probe is read.
    */
   async confirm(partitions: readonly number[], targets: ProbeTargets): Promise<void> {
     const { topic } = this.options;
     let open = partitions.filter((partition) => targets.wanted(partition));
-    while (open.length > 0) {
+    while (open.length > 0 && !this.stopping.signal.aborted) {
       const came = new Set<number>();
       let allCame = () => {};
       const roundDone = new Promise<void>((resolve) => (allCame = resolve));
@@ -67,8 +73,9 @@ export class ReplyPathProbe {
           () => false,
         );
       const roundOver = new AbortController();
-      if (sent) await Promise.race([roundDone, sleep(PROBE_ROUND_MS, undefined, { signal: roundOver.signal }).catch(() => undefined)]);
-      else await sleep(SEND_FAILED_PAUSE_MS);
+      const signal = AbortSignal.any([roundOver.signal, this.stopping.signal]);
+      const pause = sleep(sent ? PROBE_ROUND_MS : SEND_FAILED_PAUSE_MS, undefined, { signal }).catch(() => undefined);
+      await (sent ? Promise.race([roundDone, pause]) : pause);
       roundOver.abort();
       for (const id of ids) this.waiting.delete(id);
       open = open.filter((partition) => !came.has(partition) && targets.wanted(partition));

@@ -115,6 +115,7 @@ export class ReplyPath {
   }
 
   stop(): Promise<void> {
+    this.probe.stop();
     return this.listener.stop();
   }
 }
