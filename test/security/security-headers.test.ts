@@ -58,6 +58,13 @@ function securityHeaders(headers: Headers) {
   };
 }
 
+/** An answer read to its end, so that its connection is free again when the test ends. */
+async function read(response: Promise<Response>): Promise<Response> {
+  const answer = await response;
+  await answer.arrayBuffer();
+  return answer;
+}
+
 const expected = { nosniff: 'nosniff', frameOptions: 'SAMEORIGIN', frameAncestors: ["'self'"] };
 
 test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame-ancestors, whatever its status', async () => {
@@ -74,22 +81,25 @@ test('every JSON answer carries nosniff, X-Frame-Options and a policy with frame
     ['trip 400', postJson(`${stack.url}${TRIP}`, buildTrip({ latitude: 91 }), auth)],
     ['trip 401', postJson(`${stack.url}${TRIP}`, buildTrip())],
     ['group 200', postJson(`${stack.url}${GROUP}`, buildGroup(), auth)],
-    ['group 405', fetch(`${stack.url}${GROUP}`, { method: 'OPTIONS' })],
-    ['category 200', fetch(`${stack.url}${CATEGORY}/${category.id}`, { headers: { authorization: TEST_API_KEY } })],
-    ['category 401', fetch(`${stack.url}${CATEGORY}/${category.id}`)],
-    ['unknown route 404', fetch(`${stack.url}/nowhere`)],
+    ['group 405', read(fetch(`${stack.url}${GROUP}`, { method: 'OPTIONS' }))],
+    ['category 200', read(fetch(`${stack.url}${CATEGORY}/${category.id}`, { headers: { authorization: TEST_API_KEY } }))],
+    ['category 401', read(fetch(`${stack.url}${CATEGORY}/${category.id}`))],
+    ['unknown route 404', read(fetch(`${stack.url}/nowhere`))],
     ['trip 413', postJson(`${stack.url}${TRIP}`, buildTrip({ padding: 'x'.repeat(2 * 1024 * 1024) }), auth)],
-    ['trip 415', fetch(`${stack.url}${TRIP}`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' })],
+    [
+      'trip 415',
+      read(fetch(`${stack.url}${TRIP}`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'imei=1' })),
+    ],
     ['trip 429', postJson(`${tight.url}${TRIP}`, buildTrip({ imei: limited }), auth)],
-    ['stream 503', fetch(`${tight.url}${STREAM}?imei=${uniqueImei()}`, { headers: auth })],
-    ['stream 401', fetch(`${stack.url}${STREAM}?imei=${device}`)],
-    ['last-location 200', fetch(`${stack.url}${DEVICES}/${device}/last-location`, { headers: auth })],
-    ['last-location 404', fetch(`${stack.url}${DEVICES}/${uniqueImei()}/last-location`, { headers: auth })],
-    ['history 200', fetch(`${stack.url}${DEVICES}/${device}/trip-locations`, { headers: auth })],
-    ['device status 200', fetch(`${stack.url}${DEVICES}/${device}`, { headers: auth })],
-    ['vehicle groups 200', fetch(`${stack.url}${FLEET_PATH}/vehicle-groups`, { headers: auth })],
-    ['healthz', fetch(`${stack.url}/healthz`)],
-    ['openapi.json', fetch(`${stack.url}/openapi.json`)],
+    ['stream 503', read(fetch(`${tight.url}${STREAM}?imei=${uniqueImei()}`, { headers: auth }))],
+    ['stream 401', read(fetch(`${stack.url}${STREAM}?imei=${device}`))],
+    ['last-location 200', read(fetch(`${stack.url}${DEVICES}/${device}/last-location`, { headers: auth }))],
+    ['last-location 404', read(fetch(`${stack.url}${DEVICES}/${uniqueImei()}/last-location`, { headers: auth }))],
+    ['history 200', read(fetch(`${stack.url}${DEVICES}/${device}/trip-locations`, { headers: auth }))],
+    ['device status 200', read(fetch(`${stack.url}${DEVICES}/${device}`, { headers: auth }))],
+    ['vehicle groups 200', read(fetch(`${stack.url}${FLEET_PATH}/vehicle-groups`, { headers: auth }))],
+    ['healthz', read(fetch(`${stack.url}/healthz`))],
+    ['openapi.json', read(fetch(`${stack.url}/openapi.json`))],
   ];
   for (const [label, answer] of answers) {
     const { status, headers } = await answer;
