@@ -23,6 +23,7 @@ export interface ProbeTargets {
 export class ReplyPathProbe {
   private readonly waiting = new Map<string, () => void>();
   private readonly stopping = new AbortController();
+  private readonly stopped = new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve()));
 
   constructor(private readonly options: { producer: () => Producer; topic: string }) {}
 
@@ -73,9 +74,8 @@ export class ReplyPathProbe {
           () => false,
         );
       const roundOver = new AbortController();
-      const signal = AbortSignal.any([roundOver.signal, this.stopping.signal]);
-      const pause = sleep(sent ? PROBE_ROUND_MS : SEND_FAILED_PAUSE_MS, undefined, { signal }).catch(() => undefined);
-      await (sent ? Promise.race([roundDone, pause]) : pause);
+      const pause = sleep(sent ? PROBE_ROUND_MS : SEND_FAILED_PAUSE_MS, undefined, { signal: roundOver.signal }).catch(() => undefined);
+      await Promise.race(sent ? [roundDone, pause, this.stopped] : [pause, this.stopped]);
       roundOver.abort();
       for (const id of ids) this.waiting.delete(id);
       open = open.filter((partition) => !came.has(partition) && targets.wanted(partition));
