@@ -96,11 +96,26 @@ describe('the events feed', () => {
     await feed.stop();
   });
 
-  test('stopped at any moment of its start leaves no connection open', async () => {
+  const withEventsTable = async () => {
     const setup = new Client({ connectionString: url.toString() });
     await setup.connect();
     await setup.query('CREATE TABLE IF NOT EXISTS events (id bigint PRIMARY KEY)');
     await setup.end();
+  };
+  /** Sessions ever opened on the database (PostgreSQL counts each when it ends, at the latest). */
+  const sessionsOpened = async () => {
+    const client = await db().connect();
+    try {
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await client.query<{ sessions: string }>('SELECT sessions FROM pg_stat_database WHERE datname = $1', [database]);
+      return Number(rows[0]!.sessions);
+    } finally {
+      client.release();
+    }
+  };
+
+  test('stopped at any moment of its start leaves no connection open', async () => {
+    await withEventsTable();
     const left: Array<{ afterMs: number; open: number }> = [];
     for (const afterMs of MOMENTS_MS) {
       const feed = new EventFeed({ connectionString: url.toString(), logger });
@@ -113,5 +128,26 @@ describe('the events feed', () => {
       left.push({ afterMs, open: await connections() });
     }
     expect(left).toEqual(MOMENTS_MS.map((afterMs) => ({ afterMs, open: 0 })));
+  });
+
+  test('stopped while reconnecting opens no connection after the stop', async () => {
+    await withEventsTable();
+    // A session is counted when it ends at the latest: the count is taken once it holds still.
+    const settled = async () => {
+      const first = await sessionsOpened();
+      await sleep(200);
+      return first === (await sessionsOpened()) ? { sessions: first } : undefined;
+    };
+    const { sessions: before } = await eventually(settled, 5_000, { what: 'the session count to settle' });
+    const feed = new EventFeed({ connectionString: url.toString(), logger });
+    await feed.ready();
+    // The server ends the feed's connection; the feed pauses before connecting again, and is stopped then.
+    await db().query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    await eventually(async () => (await connections()) === 0, 5_000, { what: 'the connection to end' });
+    await feed.stop();
+    // Past the reconnect pause the loop would have connected again.
+    await sleep(1500);
+    expect(await connections()).toBe(0);
+    expect((await eventually(settled, 5_000, { what: 'the session count to settle' })).sessions).toBe(before + 1);
   });
 });

@@ -27,14 +27,14 @@ export class EventFeed {
   private lastRead = 0;
   private reading: Promise<void> | undefined;
   private again = false;
-  private stopped = false;
+  private readonly stopping = new AbortController();
   private poll: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EventFeedOptions) {}
 
   /** Resolves once the feed listens; the first call connects it. */
   ready(): Promise<void> {
-    if (this.stopped) return Promise.reject(new Error('the events feed is stopped'));
+    if (this.stopped()) return Promise.reject(new Error('the events feed is stopped'));
     this.starting ??= this.connect().catch((error: unknown) => {
       this.starting = undefined;
       throw error;
@@ -53,7 +53,7 @@ export class EventFeed {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.poll);
     // A first connection under way closes itself once it sees the feed stopped.
     await this.starting?.catch(() => undefined);
@@ -76,7 +76,7 @@ export class EventFeed {
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
       const { rows } = await client.query<{ last: string }>('SELECT coalesce(max(id), 0) AS last FROM events');
       last = Number(rows[0]!.last);
-      if (this.stopped) throw new Error('the events feed is stopped');
+      if (this.stopped()) throw new Error('the events feed is stopped');
     } catch (error) {
       // A connection that did not become the feed's (it failed half-way, or the gateway stopped meanwhile)
       // is closed here: nothing else knows of it.
@@ -91,9 +91,15 @@ export class EventFeed {
     this.readNew();
   }
 
+  private stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
   private async reconnect(): Promise<void> {
-    while (!this.stopped && !this.client) {
-      await sleep(RECONNECT_MS);
+    while (!this.stopped() && !this.client) {
+      // A stop ends the pause, and the loop with it.
+      await sleep(RECONNECT_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (this.stopped()) return;
       await this.connect().catch((error: Error) =>
         this.options.logger.warn({ err: error.message }, 'the events feed cannot reach PostgreSQL yet'),
       );
@@ -110,7 +116,7 @@ export class EventFeed {
       .catch((error: Error) => this.options.logger.warn({ err: error.message }, 'the events feed could not read events'))
       .finally(() => {
         this.reading = undefined;
-        if (this.again && !this.stopped) {
+        if (this.again && !this.stopped()) {
           this.again = false;
           this.readNew();
         }
@@ -120,7 +126,7 @@ export class EventFeed {
   private async readAll(): Promise<void> {
     for (;;) {
       const client = this.client;
-      if (!client || this.stopped) return;
+      if (!client || this.stopped()) return;
       const { rows } = await client.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT ${READ_CHUNK}`, [
         this.lastRead,
       ]);
