@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { insideRing, ringBounds } from '@fleet/shared/events/ring';
 import { displayName } from '@fleet/shared/schemas/display-name';
+import { firstMeeting } from './ring-crossings';
 
 export const GEOFENCE_NAME_MAX_LENGTH = 200;
 export const MAX_GEOFENCE_VERTICES = 1000;
@@ -20,55 +21,11 @@ type Position = z.output<typeof position>;
 
 const samePosition = (a: Position, b: Position) => a[0] === b[0] && a[1] === b[1];
 
-/** Which side of the line a→b the point c is on: positive to the left, negative to the right, 0 on it. */
-const side = (a: Position, b: Position, c: Position) => (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
-
-/** Whether segments p1-p2 and p3-p4 cross or touch (the orientation test). */
-function segmentsMeet(p1: Position, p2: Position, p3: Position, p4: Position): boolean {
-  const onSegment = (a: Position, b: Position, c: Position) =>
-    Math.min(a[0], b[0]) <= c[0] && c[0] <= Math.max(a[0], b[0]) && Math.min(a[1], b[1]) <= c[1] && c[1] <= Math.max(a[1], b[1]);
-  const d1 = side(p3, p4, p1);
-  const d2 = side(p3, p4, p2);
-  const d3 = side(p1, p2, p3);
-  const d4 = side(p1, p2, p4);
-  if (((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))) return true;
-  return (
-    (d1 === 0 && onSegment(p3, p4, p1)) ||
-    (d2 === 0 && onSegment(p3, p4, p2)) ||
-    (d3 === 0 && onSegment(p1, p2, p3)) ||
-    (d4 === 0 && onSegment(p1, p2, p4))
-  );
-}
-
-/**
- * Whether a closed ring without repeated positions crosses or touches itself: two edges that are not
- * neighbours meet. (Two neighbours folding back along each other make the next edge touch the first, or,
- * in a triangle, leave it no area, which ringProblem checks next.)
- */
-export function selfIntersects(ring: readonly Position[]): boolean {
-  const edges = ring.length - 1;
-  for (let i = 0; i < edges; i += 1) {
-    for (let j = i + 1; j < edges; j += 1) {
-      const neighbours = j === i + 1 || (i === 0 && j === edges - 1);
-      if (!neighbours && segmentsMeet(ring[i]!, ring[i + 1]!, ring[j]!, ring[j + 1]!)) return true;
-    }
-  }
-  return false;
-}
-
 /** Twice the ring's signed area (the shoelace formula): 0 when its positions all lie on one line. */
 function doubledArea(ring: readonly Position[]): number {
   let sum = 0;
   for (let i = 0; i < ring.length - 1; i += 1) sum += ring[i]![0] * ring[i + 1]![1] - ring[i + 1]![0] * ring[i]![1];
   return sum;
-}
-
-/** Whether any edge of one ring meets any edge of the other. */
-function ringsMeet(a: readonly Position[], b: readonly Position[]): boolean {
-  for (let i = 0; i < a.length - 1; i += 1) {
-    for (let j = 0; j < b.length - 1; j += 1) if (segmentsMeet(a[i]!, a[i + 1]!, b[j]!, b[j + 1]!)) return true;
-  }
-  return false;
 }
 
 /** The ring without positions repeated at once: a repeat is allowed, but it makes an edge of no length. */
@@ -82,16 +39,21 @@ function ringProblem(positions: readonly Position[]): string | undefined {
   const ring = withoutRepeats(positions);
   const enclosesNothing = 'A ring must enclose an area: its positions all lie on one line';
   if (ring.length < 4) return enclosesNothing;
-  if (selfIntersects(ring)) return 'A ring must not cross itself';
+  // Crossing or touching itself: two edges that are not neighbours meet. (Two neighbours folding back
+  // along each other make the next edge touch the first, or, in a triangle, leave it no area.)
+  if (firstMeeting([ring])) return 'A ring must not cross itself';
   // Only now: a ring crossing itself, a bow tie, may have lobes whose areas cancel out.
   if (doubledArea(ring) === 0) return enclosesNothing;
   return undefined;
 }
 
+const OUTSIDE = 'A hole must lie inside the outer ring, apart from it';
+const APART = 'A hole must lie apart from the other holes';
+
 /**
  * The rings' checks, in order of cost: the size first, so that a body full of positions is refused
- * before any ring is walked (the crossing checks compare every pair of edges); then each ring on its own;
- * then, only for rings each sound, the holes against the outer ring and against each other.
+ * before any ring is walked; then each ring on its own; then, only for rings each sound, the holes
+ * against the outer ring and against each other.
  */
 function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
   if (rings.length === 0) return void ctx.addIssue({ code: 'custom', message: 'A polygon needs its outer ring' });
@@ -101,23 +63,30 @@ function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
   const problems = rings.map(ringProblem);
   problems.forEach((message, index) => message && ctx.addIssue({ code: 'custom', message, path: [index] }));
   if (problems.some(Boolean)) return;
-  const [outline, ...holes] = rings.map(withoutRepeats);
-  // Two holes whose boxes do not meet are apart: most pairs are settled by four comparisons, rather than
-  // by every pair of their edges (250 small holes took 15 ms without the boxes).
+  const sound = rings.map(withoutRepeats);
+  // A hole that meets the outer ring or another hole: the first such meeting found is named, on the later
+  // of its two rings.
+  const meeting = firstMeeting(sound);
+  if (meeting) {
+    const [first, later] = meeting;
+    const message = first === 0 ? OUTSIDE : APART;
+    return void ctx.addIssue({ code: 'custom', message, path: [later] });
+  }
+  // No edges meet, so a hole is either wholly inside another ring or wholly outside it. Two holes whose
+  // boxes do not meet are apart: most pairs are settled by four comparisons.
+  const [outline, ...holes] = sound;
   const boxes = holes.map(ringBounds);
-  const overlap = (one: number, other: number) => {
+  const nested = (one: number, other: number) => {
     const [a, b] = [boxes[one]!, boxes[other]!];
     if (a.west > b.east || b.west > a.east || a.south > b.north || b.south > a.north) return false;
-    const [hole, another] = [holes[one]!, holes[other]!];
-    return ringsMeet(hole, another) || insideRing(another, ...hole[0]!) || insideRing(hole, ...another[0]!);
+    return insideRing(holes[other]!, ...holes[one]![0]!) || insideRing(holes[one]!, ...holes[other]![0]!);
   };
   holes.forEach((hole, index) => {
-    const problem =
-      ringsMeet(hole, outline!) || !insideRing(outline!, ...hole[0]!)
-        ? 'A hole must lie inside the outer ring, apart from it'
-        : holes.some((_other, o) => o < index && overlap(index, o))
-          ? 'A hole must lie apart from the other holes'
-          : undefined;
+    const problem = !insideRing(outline!, ...hole[0]!)
+      ? OUTSIDE
+      : holes.some((_other, o) => o < index && nested(index, o))
+        ? APART
+        : undefined;
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: [index + 1] });
   });
 }
