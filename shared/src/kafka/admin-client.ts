@@ -1,8 +1,8 @@
 // A long-lived kafkajs admin client that a stop closes for good. kafkajs's disconnect closes the
 // connections its client knows of; a request still in flight goes on, and can put a connected broker back
 // in the client or connect one again, which nothing would ever close (an embedding process then never
-// exits by itself). This client refuses requests once closed, and closes once more after the requests in
-// flight have ended. Every service's metadata, topic and lag requests go through one.
+// exits by itself). This client refuses its admin's calls once closed, and closes once more after the
+// calls in flight have ended. Every service's metadata, topic and lag requests go through one.
 import type { Admin } from 'kafkajs';
 import { KAFKA_REQUEST_TIMEOUT_MS } from './client';
 
