@@ -3,11 +3,14 @@
 // under. The crash is real, from the broker: another member already in the group speaks only a partition
 // assignment protocol the consumer does not know (as a client of another version or configuration
 // sharing the group id would), so joining fails with INCONSISTENT_GROUP_PROTOCOL, which kafkajs does not
-// retry. Once that member leaves, a replacement joins and consumes.
+// retry. Once that member leaves, a replacement joins and consumes. A stop that lands while a replacement
+// is joining waits for the join, then leaves the group: kafkajs's disconnect alone returned at once, and
+// the replacement finished joining by itself and ran on after the stop.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createKafka } from '@fleet/shared/kafka/client';
 import { createLogger } from '@fleet/shared/logger';
-import { superviseConsumer } from '../../shared/src/kafka/supervised-consumer';
+import { superviseConsumer, type SupervisedConsumer } from '../../shared/src/kafka/supervised-consumer';
 import { testServers, uniquePrefix } from '../support/harness';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
 import { eventually } from '../support/eventually';
@@ -78,3 +81,75 @@ test('a consumer that crashes for good while joining is replaced, and the replac
     await foreign.disconnect();
   }
 }, 60_000);
+
+/** Moments into a replacement's start at which the stop lands: the machine's speed decides which step each one hits. */
+const MOMENTS_MS = [0, 5, 20, 50, 100, 200];
+
+test('a consumer stopped while its replacement is starting leaves no member in its group', async () => {
+  const logger = createLogger('consumer-crash', 'silent');
+  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
+  const prefix = uniquePrefix('consumer-crash-stop');
+  const topic = `${prefix}.commands`;
+  await createTopic(topic);
+  await createTopic(`${prefix}.foreign`);
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    const left: Array<{ afterMs: number; members: number }> = [];
+    for (const afterMs of MOMENTS_MS) {
+      const groupId = `${topic}.group.${afterMs}`;
+      const foreign: Consumer = testKafka().consumer({
+        groupId,
+        partitionAssigners: [foreignAssigner],
+        sessionTimeout: 6000,
+        heartbeatInterval: 2000,
+        maxWaitTimeInMs: 100,
+      });
+      let supervised: SupervisedConsumer | undefined;
+      try {
+        await foreign.connect();
+        await foreign.subscribe({ topic: `${prefix}.foreign` });
+        let foreignJoined = false;
+        foreign.on(foreign.events.GROUP_JOIN, () => {
+          foreignJoined = true;
+        });
+        await foreign.run({ eachMessage: async () => undefined });
+        await eventually(() => foreignJoined, 15_000, { what: 'the foreign member to join the group', intervalMs: 100 });
+
+        // The first consumers crash for good on the foreign member; the first one started after it has left
+        // can join, and is stopped while it starts.
+        let foreignGone = false;
+        let joinable: () => void = () => undefined;
+        const starting = new Promise<void>((resolve) => (joinable = resolve));
+        supervised = await superviseConsumer({
+          name: groupId,
+          logger,
+          create: () => {
+            if (foreignGone) joinable();
+            return kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 100 });
+          },
+          run: async (consumer) => {
+            await consumer.connect();
+            await consumer.subscribe({ topic, fromBeginning: true });
+            await consumer.run({ eachMessage: async () => undefined });
+          },
+        });
+        await foreign.disconnect();
+        foreignGone = true;
+        await starting;
+        await sleep(afterMs);
+        await supervised.stop();
+        // Long enough for a replacement left to itself to finish joining.
+        await sleep(3000);
+        const [group] = (await admin.describeGroups([groupId])).groups;
+        left.push({ afterMs, members: group?.members.length ?? 0 });
+      } finally {
+        await supervised?.stop();
+        await foreign.disconnect();
+      }
+    }
+    expect(left).toEqual(MOMENTS_MS.map((afterMs) => ({ afterMs, members: 0 })));
+  } finally {
+    await admin.disconnect();
+  }
+}, 120_000);

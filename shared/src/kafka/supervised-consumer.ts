@@ -31,6 +31,11 @@ export interface SupervisedConsumer {
 
 const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
+/**
+ * The longest a stop waits for a replacement's start, so that a join held up for long (a rebalance waiting
+ * for a member that does not answer) cannot hold the stop; past it, the stop disconnects all the same.
+ */
+const MAX_LAUNCH_WAIT_MS = 10_000;
 
 /** Runs a consumer and replaces it whenever it crashes for good; resolves once the first one runs. */
 export async function superviseConsumer(options: SupervisedConsumerOptions): Promise<SupervisedConsumer> {
@@ -38,6 +43,12 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
   let stopped = false;
   let current: Consumer | undefined;
   let replacing = false;
+  /**
+   * A replacement's start under way, which a stop waits for: kafkajs's disconnect during a group join
+   * returns at once and leaves the join to finish by itself, and the consumer then runs on after the stop,
+   * a member of its group.
+   */
+  let launching: Promise<unknown> | undefined;
 
   function crashed(error: Error): void {
     if (replacing) return;
@@ -64,7 +75,9 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
       if (starting) startCrash = payload.error;
       else crashed(payload.error);
     });
-    await options.run(consumer);
+    const running = options.run(consumer);
+    launching = running.catch(() => undefined);
+    await running;
     starting = false;
     return startCrash;
   }
@@ -106,6 +119,9 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
     current: () => (stopped ? undefined : current),
     async stop(beforeDisconnect) {
       stopped = true;
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([launching, new Promise((resolve) => (waited = setTimeout(resolve, MAX_LAUNCH_WAIT_MS)))]);
+      clearTimeout(waited);
       if (current && beforeDisconnect) await beforeDisconnect(current);
       await current?.disconnect();
     },
