@@ -34,8 +34,9 @@ const MAX_RESTART_DELAY_MS = 30_000;
 /**
  * The longest a stop waits for a replacement's start, so that a join held up for long (a rebalance waiting
  * for a member that does not answer) cannot hold the stop; past it, the stop disconnects all the same.
+ * Well inside the time a service has to close its clients (stop-deadline.ts).
  */
-const MAX_LAUNCH_WAIT_MS = 10_000;
+const MAX_LAUNCH_WAIT_MS = 5000;
 
 /** Runs a consumer and replaces it whenever it crashes for good; resolves once the first one runs. */
 export async function superviseConsumer(options: SupervisedConsumerOptions): Promise<SupervisedConsumer> {
