@@ -8,7 +8,7 @@
 export type Position = readonly [number, number];
 
 /** Which side of the line a→b the point c is on: positive to the left, negative to the right, 0 on it. */
-export const side = (a: Position, b: Position, c: Position) => (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+const side = (a: Position, b: Position, c: Position) => (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
 
 /** Whether segments p1-p2 and p3-p4 cross or touch (the orientation test). */
 export function segmentsMeet(p1: Position, p2: Position, p3: Position, p4: Position): boolean {
