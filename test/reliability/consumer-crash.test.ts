@@ -22,6 +22,31 @@ afterAll(async () => {
 /** Round-robin under a protocol name no project consumer offers. */
 const foreignAssigner: PartitionAssigner = (config) => ({ ...PartitionAssigners.roundRobin(config), name: 'ForeignAssigner' });
 
+/** A member of the group that speaks only the foreign protocol, once it has joined (reading a topic of its own). */
+async function joinForeignMember(groupId: string, topic: string): Promise<Consumer> {
+  const foreign = testKafka().consumer({
+    groupId,
+    partitionAssigners: [foreignAssigner],
+    sessionTimeout: 6000,
+    heartbeatInterval: 2000,
+    maxWaitTimeInMs: 100,
+  });
+  try {
+    await foreign.connect();
+    await foreign.subscribe({ topic });
+    let joined = false;
+    foreign.on(foreign.events.GROUP_JOIN, () => {
+      joined = true;
+    });
+    await foreign.run({ eachMessage: async () => undefined });
+    await eventually(() => joined, 15_000, { what: 'the foreign member to join the group', intervalMs: 100 });
+    return foreign;
+  } catch (error) {
+    await foreign.disconnect();
+    throw error;
+  }
+}
+
 test('a consumer that crashes for good while joining is replaced, and the replacement consumes the topic', async () => {
   const lines: Array<{ msg: string; err?: string }> = [];
   const logger = createLogger('consumer-crash', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) });
@@ -33,20 +58,7 @@ test('a consumer that crashes for good while joining is replaced, and the replac
   await createTopic(`${prefix}.foreign`);
   await produceRaw(topic, [{ value: 'one' }, { value: 'two' }, { value: 'three' }]);
 
-  const foreign: Consumer = testKafka().consumer({
-    groupId,
-    partitionAssigners: [foreignAssigner],
-    sessionTimeout: 6000,
-    heartbeatInterval: 2000,
-  });
-  await foreign.connect();
-  await foreign.subscribe({ topic: `${prefix}.foreign` });
-  let foreignJoined = false;
-  foreign.on(foreign.events.GROUP_JOIN, () => {
-    foreignJoined = true;
-  });
-  await foreign.run({ eachMessage: async () => undefined });
-  await eventually(() => foreignJoined, 15_000, { what: 'the foreign member to join the group', intervalMs: 100 });
+  const foreign = await joinForeignMember(groupId, `${prefix}.foreign`);
 
   const received: string[] = [];
   let created = 0;
@@ -98,24 +110,9 @@ test('a consumer stopped while its replacement is starting leaves no member in i
     const left: Array<{ afterMs: number; members: number }> = [];
     for (const afterMs of MOMENTS_MS) {
       const groupId = `${topic}.group.${afterMs}`;
-      const foreign: Consumer = testKafka().consumer({
-        groupId,
-        partitionAssigners: [foreignAssigner],
-        sessionTimeout: 6000,
-        heartbeatInterval: 2000,
-        maxWaitTimeInMs: 100,
-      });
+      const foreign = await joinForeignMember(groupId, `${prefix}.foreign`);
       let supervised: SupervisedConsumer | undefined;
       try {
-        await foreign.connect();
-        await foreign.subscribe({ topic: `${prefix}.foreign` });
-        let foreignJoined = false;
-        foreign.on(foreign.events.GROUP_JOIN, () => {
-          foreignJoined = true;
-        });
-        await foreign.run({ eachMessage: async () => undefined });
-        await eventually(() => foreignJoined, 15_000, { what: 'the foreign member to join the group', intervalMs: 100 });
-
         // The first consumers crash for good on the foreign member; the first one started after it has left
         // can join, and is stopped while it starts.
         let foreignGone = false;
