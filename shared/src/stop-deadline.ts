@@ -24,3 +24,14 @@ export function commandDrainMs(replyTimeoutMs: number): number {
 export function commandStopDeadlineMs(replyTimeoutMs: number): number {
   return commandDrainMs(replyTimeoutMs) + CLOSE_MS;
 }
+
+/** Waits for work to settle, but no longer than `ms`: a stop step that must not hold the stop past its share. */
+export async function waitAtMost(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = work?.then(
+    () => undefined,
+    () => undefined,
+  );
+  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

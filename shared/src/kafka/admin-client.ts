@@ -4,6 +4,7 @@
 // exits by itself). This client refuses its admin's calls once closed, and closes once more after the
 // calls in flight have ended. Every service's metadata, topic and lag requests go through one.
 import type { Admin } from 'kafkajs';
+import { waitAtMost } from '../stop-deadline';
 import { KAFKA_REQUEST_TIMEOUT_MS } from './client';
 
 export class AdminClient {
@@ -54,11 +55,7 @@ export class AdminClient {
     this.closed = true;
     await this.admin.disconnect();
     if (this.inFlight.size === 0) return;
-    const closedAfter = Promise.allSettled([...this.inFlight])
-      .then(() => this.admin.disconnect())
-      .catch(() => undefined);
-    let waited: NodeJS.Timeout | undefined;
-    await Promise.race([closedAfter, new Promise((resolve) => (waited = setTimeout(resolve, KAFKA_REQUEST_TIMEOUT_MS)))]);
-    clearTimeout(waited);
+    const closedAfter = Promise.allSettled([...this.inFlight]).then(() => this.admin.disconnect());
+    await waitAtMost(closedAfter, KAFKA_REQUEST_TIMEOUT_MS);
   }
 }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExponentialBackoff, handleWhen, noJitterGenerator, retry } from 'cockatiel';
 import type { Consumer } from 'kafkajs';
 import type { Logger } from '../logger';
+import { waitAtMost } from '../stop-deadline';
 
 export interface SupervisedConsumerOptions {
   /** Names the consumer in log lines, e.g. its group id. */
@@ -49,7 +50,7 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
    * returns at once and leaves the join to finish by itself, and the consumer then runs on after the stop,
    * a member of its group.
    */
-  let launching: Promise<unknown> | undefined;
+  let launching: Promise<void> | undefined;
 
   function crashed(error: Error): void {
     if (replacing) return;
@@ -76,9 +77,8 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
       if (starting) startCrash = payload.error;
       else crashed(payload.error);
     });
-    const running = options.run(consumer);
-    launching = running.catch(() => undefined);
-    await running;
+    launching = options.run(consumer);
+    await launching;
     starting = false;
     return startCrash;
   }
@@ -120,9 +120,7 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
     current: () => (stopped ? undefined : current),
     async stop(beforeDisconnect) {
       stopped = true;
-      let waited: NodeJS.Timeout | undefined;
-      await Promise.race([launching, new Promise((resolve) => (waited = setTimeout(resolve, MAX_LAUNCH_WAIT_MS)))]);
-      clearTimeout(waited);
+      await waitAtMost(launching, MAX_LAUNCH_WAIT_MS);
       if (current && beforeDisconnect) await beforeDisconnect(current);
       await current?.disconnect();
     },
