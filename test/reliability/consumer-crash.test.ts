@@ -3,9 +3,11 @@
 // under. The crash is real, from the broker: another member already in the group speaks only a partition
 // assignment protocol the consumer does not know (as a client of another version or configuration
 // sharing the group id would), so joining fails with INCONSISTENT_GROUP_PROTOCOL, which kafkajs does not
-// retry. Once that member leaves, a replacement joins and consumes. A stop that lands while a replacement
-// is joining waits for the join, then leaves the group: kafkajs's disconnect alone returned at once, and
-// the replacement finished joining by itself and ran on after the stop.
+// retry. Once that member leaves, a replacement joins and consumes.
+// A consumer leaves its group whenever its stop lands: during a replacement's start, during kafkajs's
+// own join, or while kafkajs handles a crash it restarts from. kafkajs alone returned from a disconnect
+// during a join at once and let the join finish, the consumer running on after the stop, and restarted a
+// crashed consumer after its stop (the kafkajs patch, change 10).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createKafka } from '@fleet/shared/kafka/client';
@@ -150,3 +152,100 @@ test('a consumer stopped while its replacement is starting leaves no member in i
     await admin.disconnect();
   }
 }, 120_000);
+
+/** Moments into a kafkajs consumer's own work (its join, a crash's handling) at which its stop lands. */
+const STOP_MOMENTS_MS = [0, 2, 10, 30, 60, 100, 150, 250, 400];
+
+/** How many members the group has, once a member left to itself would have finished joining. */
+async function membersLeft(groupId: string): Promise<number> {
+  await sleep(3000);
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    const [group] = (await admin.describeGroups([groupId])).groups;
+    return group?.members.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+test('a kafkajs consumer disconnected during its group join leaves the group', async () => {
+  const logger = createLogger('consumer-crash', 'silent');
+  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
+  const topic = `${uniquePrefix('consumer-join-stop')}.commands`;
+  await createTopic(topic);
+  const left: Array<{ afterMs: number; members: number }> = [];
+  for (const afterMs of STOP_MOMENTS_MS) {
+    const groupId = `${topic}.group.${afterMs}`;
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 100 });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const running = consumer.run({ eachMessage: async () => undefined });
+      await sleep(afterMs);
+      await consumer.disconnect();
+      await running;
+      left.push({ afterMs, members: await membersLeft(groupId) });
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+  expect(left).toEqual(STOP_MOMENTS_MS.map((afterMs) => ({ afterMs, members: 0 })));
+}, 90_000);
+
+test('a consumer stopped while kafkajs handles a crash it restarts from, or rejoins after it, leaves no member in its group', async () => {
+  const logger = createLogger('consumer-crash', 'silent');
+  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
+  const topic = `${uniquePrefix('consumer-restart-stop')}.commands`;
+  await createTopic(topic);
+  await produceRaw(topic, [{ value: 'one' }]);
+  const left: Array<{ afterMs: number; members: number }> = [];
+  let restartedBeforeStop = 0;
+  for (const afterMs of STOP_MOMENTS_MS) {
+    const groupId = `${topic}.group.${afterMs}`;
+    let failed: () => void = () => undefined;
+    const failing = new Promise<void>((resolve) => (failed = resolve));
+    let restarts = 0;
+    const supervised = await superviseConsumer({
+      name: groupId,
+      logger,
+      create: () => {
+        // A batch that fails with no retries left crashes the consumer with a retriable error, which kafkajs
+        // restarts from by itself, 50 ms later: a new join.
+        const consumer = kafka.consumer({
+          groupId,
+          sessionTimeout: 6000,
+          heartbeatInterval: 2000,
+          maxWaitTimeInMs: 100,
+          retry: { retries: 0, initialRetryTime: 50 },
+        });
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart) restarts += 1;
+        });
+        return consumer;
+      },
+      run: async (consumer) => {
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          eachMessage: async () => {
+            failed();
+            throw new Error('the batch fails');
+          },
+        });
+      },
+    });
+    try {
+      await failing;
+      await sleep(afterMs);
+      if (restarts > 0) restartedBeforeStop += 1;
+      await supervised.stop();
+      left.push({ afterMs, members: await membersLeft(groupId) });
+    } finally {
+      await supervised.stop();
+    }
+  }
+  expect(left).toEqual(STOP_MOMENTS_MS.map((afterMs) => ({ afterMs, members: 0 })));
+  // The later stops came after kafkajs had decided to restart (the earlier ones, while it handled the crash).
+  expect(restartedBeforeStop).toBeGreaterThan(0);
+}, 90_000);

@@ -46,9 +46,9 @@ export async function superviseConsumer(options: SupervisedConsumerOptions): Pro
   let current: Consumer | undefined;
   let replacing = false;
   /**
-   * A replacement's start under way, which a stop waits for: kafkajs's disconnect during a group join
-   * returns at once and leaves the join to finish by itself, and the consumer then runs on after the stop,
-   * a member of its group.
+   * A replacement's start under way, which a stop waits for: a disconnect before the start's run() would
+   * be followed by that run() joining the group, after the stop. (A disconnect during the join itself
+   * waits for the join and leaves the group: the kafkajs patch, change 10.)
    */
   let launching: Promise<void> | undefined;
 

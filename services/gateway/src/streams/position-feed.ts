@@ -132,8 +132,7 @@ export class PositionFeed {
 
   /**
    * Closes the feed's clients. A start still under way gives up at its next step and closes its consumer
-   * itself: kafkajs's disconnect during the group join returns without leaving the group, and the member
-   * would stay listed until its session ran out.
+   * itself, so that no step of the start (a run() after the disconnect) joins the group after the stop.
    */
   async stop(): Promise<void> {
     this.stopped = true;
