@@ -5,9 +5,9 @@
 // sharing the group id would), so joining fails with INCONSISTENT_GROUP_PROTOCOL, which kafkajs does not
 // retry. Once that member leaves, a replacement joins and consumes.
 // A consumer leaves its group whenever its stop lands: during a replacement's start, during kafkajs's
-// own join, or while kafkajs handles a crash it restarts from. kafkajs alone returned from a disconnect
-// during a join at once and let the join finish, the consumer running on after the stop, and restarted a
-// crashed consumer after its stop (the kafkajs patch, change 10).
+// own join (tried again or not), or while kafkajs handles a crash it restarts from. kafkajs alone returned
+// from a disconnect during a join at once and let the join finish, the consumer running on after the
+// stop, and restarted a crashed consumer after its stop (the kafkajs patch, change 10).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createKafka } from '@fleet/shared/kafka/client';
@@ -249,3 +249,55 @@ test('a consumer stopped while kafkajs handles a crash it restarts from, or rejo
   // The later stops came after kafkajs had decided to restart (the earlier ones, while it handled the crash).
   expect(restartedBeforeStop).toBeGreaterThan(0);
 }, 90_000);
+
+test('a consumer stopped while its group join is being retried stops at the next attempt, not after every retry', async () => {
+  const logger = createLogger('consumer-crash', 'silent');
+  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
+  const topic = `${uniquePrefix('consumer-join-retry-stop')}.commands`;
+  await createTopic(topic);
+  // The group's leader finds the group rebalancing again at every assignment until released, as when members
+  // keep joining: kafkajs tries the whole join again after a pause, 2 s and growing, twenty times.
+  let released = false;
+  let assignments = 0;
+  const rebalancingAssigner: PartitionAssigner = (config) => {
+    const roundRobin = PartitionAssigners.roundRobin(config);
+    return {
+      ...roundRobin,
+      name: 'RebalancingAssigner',
+      async assign(group) {
+        assignments += 1;
+        if (!released) throw Object.assign(new Error('the group is rebalancing'), { type: 'REBALANCE_IN_PROGRESS' });
+        return roundRobin.assign(group);
+      },
+    };
+  };
+  const groupId = `${topic}.group`;
+  const consumer = kafka.consumer({
+    groupId,
+    partitionAssigners: [rebalancingAssigner],
+    sessionTimeout: 6000,
+    heartbeatInterval: 2000,
+    maxWaitTimeInMs: 100,
+    retry: { retries: 20, initialRetryTime: 2000, maxRetryTime: 5000 },
+  });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const running = consumer.run({ eachMessage: async () => undefined });
+    await eventually(() => assignments >= 2, 15_000, { what: 'the join to be tried again', intervalMs: 20 });
+    // The stop ends at the join's next attempt, one pause away (at most 6 s, jitter included); had it waited
+    // for the join, it would still be waiting when the join is released.
+    const stopping = consumer.disconnect();
+    const stoppedFirst = await Promise.race([stopping.then(() => true), sleep(15_000).then(() => false)]);
+    const atStop = assignments;
+    released = true;
+    await stopping;
+    await running;
+    expect(stoppedFirst).toBe(true);
+    expect(await membersLeft(groupId)).toBe(0);
+    expect(assignments).toBe(atStop);
+  } finally {
+    released = true;
+    await consumer.disconnect();
+  }
+}, 60_000);
