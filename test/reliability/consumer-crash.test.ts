@@ -288,7 +288,15 @@ test('a consumer stopped while its group join is being retried stops at the next
     // The stop ends at the join's next attempt, one pause away (at most 6 s, jitter included); had it waited
     // for the join, it would still be waiting when the join is released.
     const stopping = consumer.disconnect();
-    const stoppedFirst = await Promise.race([stopping.then(() => true), sleep(15_000).then(() => false)]);
+    const giveUp = new AbortController();
+    const stoppedFirst = await Promise.race([
+      stopping.then(() => true),
+      sleep(15_000, undefined, { signal: giveUp.signal }).then(
+        () => false,
+        () => false,
+      ),
+    ]);
+    giveUp.abort();
     const atStop = assignments;
     released = true;
     await stopping;
