@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigners, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createKafka } from '@fleet/shared/kafka/client';
-import { createLogger } from '@fleet/shared/logger';
+import { createLogger, type Logger } from '@fleet/shared/logger';
 import { superviseConsumer, type SupervisedConsumer } from '../../shared/src/kafka/supervised-consumer';
 import { testServers, uniquePrefix } from '../support/harness';
 import { closeKafka, createTopic, produceRaw, testKafka } from '../support/kafka';
@@ -49,12 +49,24 @@ async function joinForeignMember(groupId: string, topic: string): Promise<Consum
   }
 }
 
+/**
+ * A client as the services make it, logging to `logger` (silent unless given), and a new commands topic
+ * under a prefix of `name`'s.
+ */
+async function clientAndTopic(name: string, logger: Logger = createLogger('consumer-crash', 'silent')) {
+  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
+  const prefix = uniquePrefix(name);
+  const topic = `${prefix}.commands`;
+  await createTopic(topic);
+  return { logger, kafka, prefix, topic };
+}
+
 test('a consumer that crashes for good while joining is replaced, and the replacement consumes the topic', async () => {
   const lines: Array<{ msg: string; err?: string }> = [];
-  const logger = createLogger('consumer-crash', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const prefix = uniquePrefix('consumer-crash');
-  const topic = `${prefix}.commands`;
+  const { logger, kafka, prefix, topic } = await clientAndTopic(
+    'consumer-crash',
+    createLogger('consumer-crash', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+  );
   const groupId = `${topic}.group`;
   await createTopic(topic);
   await createTopic(`${prefix}.foreign`);
@@ -100,11 +112,7 @@ test('a consumer that crashes for good while joining is replaced, and the replac
 const MOMENTS_MS = [0, 5, 20, 50, 100, 200];
 
 test('a consumer stopped while its replacement is starting leaves no member in its group', async () => {
-  const logger = createLogger('consumer-crash', 'silent');
-  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const prefix = uniquePrefix('consumer-crash-stop');
-  const topic = `${prefix}.commands`;
-  await createTopic(topic);
+  const { logger, kafka, prefix, topic } = await clientAndTopic('consumer-crash-stop');
   await createTopic(`${prefix}.foreign`);
   const admin = testKafka().admin();
   await admin.connect();
@@ -170,10 +178,7 @@ async function membersLeft(groupId: string): Promise<number> {
 }
 
 test('a kafkajs consumer disconnected during its group join leaves the group', async () => {
-  const logger = createLogger('consumer-crash', 'silent');
-  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const topic = `${uniquePrefix('consumer-join-stop')}.commands`;
-  await createTopic(topic);
+  const { kafka, topic } = await clientAndTopic('consumer-join-stop');
   const left: Array<{ afterMs: number; members: number }> = [];
   for (const afterMs of STOP_MOMENTS_MS) {
     const groupId = `${topic}.group.${afterMs}`;
@@ -194,10 +199,7 @@ test('a kafkajs consumer disconnected during its group join leaves the group', a
 }, 90_000);
 
 test('a consumer stopped while kafkajs handles a crash it restarts from, or rejoins after it, leaves no member in its group', async () => {
-  const logger = createLogger('consumer-crash', 'silent');
-  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const topic = `${uniquePrefix('consumer-restart-stop')}.commands`;
-  await createTopic(topic);
+  const { logger, kafka, topic } = await clientAndTopic('consumer-restart-stop');
   await produceRaw(topic, [{ value: 'one' }]);
   const left: Array<{ afterMs: number; members: number }> = [];
   let restartedBeforeStop = 0;
@@ -251,10 +253,7 @@ test('a consumer stopped while kafkajs handles a crash it restarts from, or rejo
 }, 90_000);
 
 test('a consumer stopped while its group join is being retried stops at the next attempt, not after every retry', async () => {
-  const logger = createLogger('consumer-crash', 'silent');
-  const kafka = createKafka({ brokers: testServers().kafkaBrokers.split(','), clientId: 'fleet-tests-crash', logger });
-  const topic = `${uniquePrefix('consumer-join-retry-stop')}.commands`;
-  await createTopic(topic);
+  const { kafka, topic } = await clientAndTopic('consumer-join-retry-stop');
   // The group's leader finds the group rebalancing again at every assignment until released, as when members
   // keep joining: kafkajs tries the whole join again after a pause, 2 s and growing, twenty times.
   let released = false;
