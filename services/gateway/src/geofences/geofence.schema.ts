@@ -32,11 +32,10 @@ function doubledArea(ring: readonly Position[]): number {
 const withoutRepeats = (ring: readonly Position[]) =>
   ring.filter((position, index) => index === 0 || !samePosition(position, ring[index - 1]!));
 
-/** What is wrong with one ring on its own, if anything. */
-function ringProblem(positions: readonly Position[]): string | undefined {
+/** What is wrong with one ring on its own, if anything: `ring` is `positions` without their repeats. */
+function ringProblem(positions: readonly Position[], ring: readonly Position[]): string | undefined {
   if (positions.length < 4) return 'A ring needs at least 4 positions';
   if (!samePosition(positions[0]!, positions.at(-1)!)) return 'A ring must be closed: its last position its first';
-  const ring = withoutRepeats(positions);
   const enclosesNothing = 'A ring must enclose an area: its positions all lie on one line';
   if (ring.length < 4) return enclosesNothing;
   // Crossing or touching itself: two edges that are not neighbours meet. (Two neighbours folding back
@@ -60,13 +59,13 @@ function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
   if (rings.reduce((sum, positions) => sum + positions.length, 0) > MAX_GEOFENCE_VERTICES) {
     return void ctx.addIssue({ code: 'custom', message: `A polygon may have at most ${MAX_GEOFENCE_VERTICES} positions` });
   }
-  const problems = rings.map(ringProblem);
+  const unrepeated = rings.map(withoutRepeats);
+  const problems = rings.map((positions, index) => ringProblem(positions, unrepeated[index]!));
   problems.forEach((message, index) => message && ctx.addIssue({ code: 'custom', message, path: [index] }));
   if (problems.some(Boolean)) return;
-  const sound = rings.map(withoutRepeats);
   // A hole that meets the outer ring or another hole: the first such meeting found is named, on the later
   // of its two rings.
-  const meeting = firstMeeting(sound);
+  const meeting = firstMeeting(unrepeated);
   if (meeting) {
     const [first, later] = meeting;
     const message = first === 0 ? OUTSIDE : APART;
@@ -74,7 +73,7 @@ function checkRings(rings: Position[][], ctx: z.RefinementCtx): void {
   }
   // No edges meet, so a hole is either wholly inside another ring or wholly outside it. Two holes whose
   // boxes do not meet are apart: most pairs are settled by four comparisons.
-  const [outline, ...holes] = sound;
+  const [outline, ...holes] = unrepeated;
   const boxes = holes.map(ringBounds);
   const nested = (one: number, other: number) => {
     const [a, b] = [boxes[one]!, boxes[other]!];
