@@ -270,8 +270,10 @@ test('every scenario reports the CPU per request of the server it measures, Post
   const trip = report.scenarios.find((scenario) => scenario.name === 'trip create, JSON')!;
   expect(trip.cpuMicrosPerRequest['trip-writer']).toBeGreaterThanOrEqual(0);
   expect(trip.cpuMicrosPerRequest['group-writer']).toBeGreaterThanOrEqual(0);
-  // The event processor reads every stored position, so the creates cost it CPU too.
-  expect(trip.cpuMicrosPerRequest['event-processor']).toBeGreaterThan(0);
+  // The event processor reads every stored position, so the writes cost it CPU too. Checked on the
+  // batches: in the test's one-second scenarios their thousands of positions take it many of /proc's
+  // 10 ms ticks, where the creates' hundred or so may take none.
+  expect(batch.cpuMicrosPerRequest['event-processor']).toBeGreaterThan(0);
 
   const markdown = markdownTable(report);
   expect(markdown).toContain('CPU per request, µs');
