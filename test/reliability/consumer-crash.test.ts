@@ -68,7 +68,6 @@ test('a consumer that crashes for good while joining is replaced, and the replac
     createLogger('consumer-crash', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) }),
   );
   const groupId = `${topic}.group`;
-  await createTopic(topic);
   await createTopic(`${prefix}.foreign`);
   await produceRaw(topic, [{ value: 'one' }, { value: 'two' }, { value: 'three' }]);
 
