@@ -106,6 +106,9 @@ async function runDevice(run: DeviceRun, stop: () => boolean): Promise<void> {
         const accepted = await exchange(socket, imeiHandshake(run.imei), 1, ACK_TIMEOUT_MS);
         if (accepted?.[0] !== 1) {
           socket.destroy();
+          // No listener to take the packet once the test is over (or has failed): the device gives up,
+          // rather than keep the test process alive reconnecting.
+          if (stop()) return;
           continue;
         }
       }
@@ -134,7 +137,16 @@ test('a trip-writer killed while packets wait for their acknowledgement: every r
   const acknowledged = () => runs.reduce((sum, run) => sum + run.acknowledged, 0);
   await eventually(() => acknowledged() >= 3 * DEVICES, 60_000, { what: 'every device to have packets acknowledged', intervalMs: 50 });
 
+  // The writer is frozen before the kill, at whatever point of its work it has reached, so that the kill
+  // lands with packets waiting: killed at once, it could die just after replying to every packet sent.
+  // A frozen writer replies to nothing, so a packet waiting half a second is one it never acknowledged.
   const [killed] = stack.writers.splice(0, 1);
+  killed!.kill('SIGSTOP');
+  const waitingLong = () => runs.filter((run) => run.waitingSince !== undefined && Date.now() - run.waitingSince >= 500);
+  await eventually(() => waitingLong().length > 0, 10_000, {
+    what: 'a packet to wait half a second for the frozen writer',
+    intervalMs: 20,
+  });
   killed!.kill('SIGKILL');
   const killedAt = Date.now();
   expect(await killed!.exited).toBe('SIGKILL');
