@@ -4,6 +4,7 @@
 // processor parsing them all, delaying every device's events.
 import type { Pool, QueryConfig } from 'pg';
 import { geofenceCache } from '../../services/event-processor/src/event-store';
+import type { GeofenceIndex } from '../../services/event-processor/src/geofence-index';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
 let database: PrivateDatabase;
@@ -36,9 +37,9 @@ async function create(name: string, longitude: number): Promise<number> {
 }
 
 /** The geofences the cache answers, by name, and the statements it sent for them. */
-async function read(geofences: () => Promise<readonly { name: string }[]>) {
+async function read(geofences: () => Promise<GeofenceIndex>) {
   const before = sent.length;
-  const names = (await geofences()).map((geofence) => geofence.name);
+  const names = [...(await geofences()).byId.values()].map((geofence) => geofence.name);
   const statements = sent.slice(before);
   const rowsParsed = statements.filter((s) => s.text.includes('SELECT id, name, area')).reduce((sum, s) => sum + s.rows, 0);
   return { names, statements: statements.length, rowsParsed };
@@ -73,16 +74,20 @@ test('a create reads only the new geofence, a delete none, and no change nothing
   expect(afterBoth.rowsParsed).toBe(1);
 });
 
-test('each geofence comes with its area, the box it lies in and its speed limit', async () => {
+test('each geofence comes with its area, the box it lies in, its speed limit and its test', async () => {
   const id = await create('fence-detail', 106.8);
-  const geofence = (await geofenceCache(database.pool)()).find((each) => each.id === id);
+  const index = await geofenceCache(database.pool)();
+  const geofence = index.byId.get(id);
   expect(geofence).toEqual({
     id,
     name: 'fence-detail',
     area: circle(106.8),
     bounds: { west: expect.any(Number), south: expect.any(Number), east: expect.any(Number), north: expect.any(Number) },
     speedLimitKmh: 30,
+    contains: expect.any(Function),
   });
+  expect(index.inside(106.8, -6.2).map((each) => each.id)).toContain(id);
+  expect(index.inside(106.8, -6.21).map((each) => each.id)).not.toContain(id);
   expect(geofence!.bounds.west).toBeLessThan(106.8);
   expect(geofence!.bounds.east).toBeGreaterThan(106.8);
 });

@@ -1,9 +1,13 @@
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
-import { applyPosition, type DeviceState, type Geofence, type RuleContext } from './device-rules';
-import { boundsOf, type GeofenceArea } from './geofence-area';
+import { applyPosition, type DeviceState, type Geofence } from './device-rules';
+import { indexGeofences, placedGeofence } from './geofence-index';
 
-const depotArea: GeofenceArea = { type: 'Circle', center: [13.4, 52.5], radiusMeters: 500 };
-const depot: Geofence = { id: 7, name: 'Depot', area: depotArea, bounds: boundsOf(depotArea), speedLimitKmh: 30 };
+const depot = placedGeofence({
+  id: 7,
+  name: 'Depot',
+  area: { type: 'Circle', center: [13.4, 52.5], radiusMeters: 500 },
+  speedLimitKmh: 30,
+});
 
 let nextId = 1;
 function fix(overrides: Partial<PositionEvent> = {}): PositionEvent {
@@ -28,14 +32,26 @@ function fix(overrides: Partial<PositionEvent> = {}): PositionEvent {
   };
 }
 
-const noRules: RuleContext = { geofences: [], speedLimitKmh: undefined };
+interface Rules {
+  geofences: Geofence[];
+  speedLimitKmh: number | undefined;
+}
+
+const noRules: Rules = { geofences: [], speedLimitKmh: undefined };
+
+/** Applies one fix, placed in the geofences as the processor places it. */
+function apply(state: DeviceState | undefined, position: PositionEvent, rules: Rules = noRules) {
+  const index = indexGeofences(rules.geofences);
+  const inside = index.inside(position.longitude, position.latitude);
+  return applyPosition(state, position, { inside, geofences: index.byId, speedLimitKmh: rules.speedLimitKmh });
+}
 
 /** Applies the fixes in turn; answers every event type raised, in order. */
-function run(fixes: PositionEvent[], context: RuleContext = noRules, from?: DeviceState) {
+function run(fixes: PositionEvent[], rules: Rules = noRules, from?: DeviceState) {
   let state = from;
   const types: string[] = [];
   for (const position of fixes) {
-    const result = applyPosition(state, position, context);
+    const result = apply(state, position, rules);
     state = result.state;
     types.push(...result.events.map((event) => event.type));
   }
@@ -68,7 +84,7 @@ describe('device rules', () => {
   it("counts the lower of the device's limit and a geofence's it is inside", () => {
     const context = { geofences: [depot], speedLimitKmh: 80 };
     const inside = fix({ latitude: 52.5, longitude: 13.4, speed: 40 });
-    const result = applyPosition(undefined, inside, context);
+    const result = apply(undefined, inside, context);
     expect(result.events.map((e) => [e.type, e.attributes])).toEqual([
       ['geofenceEnter', { geofenceId: 7, geofenceName: 'Depot' }],
       ['overspeed', { speed: 40, speedLimitKmh: 30 }],
@@ -85,7 +101,7 @@ describe('device rules', () => {
     const context = { geofences: [depot], speedLimitKmh: undefined };
     const { state } = run([fix({ latitude: 52.6, ignition: true })], context);
     const old = fix({ latitude: 52.5, ignition: false, gpsTime: '2026-01-01T00:00:00.000Z' });
-    const result = applyPosition(state, old, context);
+    const result = apply(state, old, context);
     expect(result.outcome).toBe('late');
     expect(result.events).toEqual([]);
     expect(result.state).toEqual({ ...state, lastPositionId: old.id, lastReceivedAt: Date.parse(old.receivedAt) });
@@ -95,12 +111,12 @@ describe('device rules', () => {
     const first = fix({ ignition: true });
     const second = fix({ ignition: false });
     const { state } = run([first, second]);
-    expect(applyPosition(state, second, noRules)).toEqual({ state, events: [], outcome: 'seen' });
+    expect(apply(state, second)).toEqual({ state, events: [], outcome: 'seen' });
   });
 
   it('raises deviceOnline with the first position of a device marked offline', () => {
     const { state } = run([fix()]);
-    const result = applyPosition({ ...state, offline: true }, fix(), noRules);
+    const result = apply({ ...state, offline: true }, fix());
     expect(result.events.map((e) => e.type)).toEqual(['deviceOnline']);
     expect(result.state.offline).toBe(false);
   });

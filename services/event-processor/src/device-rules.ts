@@ -4,7 +4,7 @@
 import type { EventType, FleetEvent } from '@fleet/shared/events/fleet-event';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import type { Bounds } from '@fleet/shared/events/ring';
-import { containsPoint, inBounds, type GeofenceArea } from './geofence-area';
+import type { GeofenceArea } from './geofence-area';
 
 export interface DeviceState {
   imei: string;
@@ -30,12 +30,17 @@ export interface Geofence {
   /** boundsOf(area), computed once: most fixes are ruled out by it alone. */
   bounds: Bounds;
   speedLimitKmh: number | null;
+  /** Whether the point lies in the area (geofence-index.ts); `point` is its unit vector, when known. */
+  contains(longitude: number, latitude: number, point?: [number, number, number]): boolean;
 }
 
 export type RaisedEvent = Omit<FleetEvent, 'id' | 'createdAt'>;
 
 export interface RuleContext {
-  geofences: readonly Geofence[];
+  /** The geofences the fix lies in, in id order: placed before the batch's transaction (geofence-index.ts). */
+  inside: readonly Geofence[];
+  /** Every geofence by id: a fix leaving one names it. */
+  geofences: ReadonlyMap<number, Geofence>;
   /** The device's own limit or, without one, OVERSPEED_LIMIT_KMH; undefined: no limit. */
   speedLimitKmh: number | undefined;
 }
@@ -51,10 +56,11 @@ export interface Applied {
 
 /** The lowest of the device's limit and those of the geofences the fix is in. */
 function limitAt(context: RuleContext, inside: readonly Geofence[]): number | undefined {
-  const limits = [context.speedLimitKmh, ...inside.map((fence) => fence.speedLimitKmh ?? undefined)].filter(
-    (limit): limit is number => limit !== undefined,
-  );
-  return limits.length ? Math.min(...limits) : undefined;
+  let limit = context.speedLimitKmh;
+  for (const fence of inside) {
+    if (fence.speedLimitKmh !== null && (limit === undefined || fence.speedLimitKmh < limit)) limit = fence.speedLimitKmh;
+  }
+  return limit;
 }
 
 export function applyPosition(before: DeviceState | undefined, position: PositionEvent, context: RuleContext): Applied {
@@ -85,18 +91,25 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
     raise(position.ignition ? 'ignitionOn' : 'ignitionOff');
   }
 
-  const { longitude, latitude } = position;
-  const inside = context.geofences.filter(
-    (fence) => inBounds(fence.bounds, longitude, latitude) && containsPoint(fence.area, longitude, latitude),
-  );
-  const insideIds = new Set(inside.map((fence) => fence.id));
-  const wasInside = new Set(before?.geofenceIds ?? []);
-  for (const fence of context.geofences) {
-    if (wasInside.has(fence.id) && !insideIds.has(fence.id)) raise('geofenceExit', { geofenceId: fence.id, geofenceName: fence.name });
+  // Both lists are in id order: one pass finds the geofences left and those entered.
+  const inside = context.inside;
+  const wasInside = before?.geofenceIds ?? [];
+  const exits: Geofence[] = [];
+  const enters: Geofence[] = [];
+  for (let i = 0, j = 0; i < wasInside.length || j < inside.length;) {
+    if (j >= inside.length || (i < wasInside.length && wasInside[i]! < inside[j]!.id)) {
+      // A geofence deleted since is forgotten without an exit: it no longer exists to be left.
+      const left = context.geofences.get(wasInside[i++]!);
+      if (left) exits.push(left);
+    } else if (i >= wasInside.length || inside[j]!.id < wasInside[i]!) {
+      enters.push(inside[j++]!);
+    } else {
+      i += 1;
+      j += 1;
+    }
   }
-  for (const fence of inside) {
-    if (!wasInside.has(fence.id)) raise('geofenceEnter', { geofenceId: fence.id, geofenceName: fence.name });
-  }
+  for (const fence of exits) raise('geofenceExit', { geofenceId: fence.id, geofenceName: fence.name });
+  for (const fence of enters) raise('geofenceEnter', { geofenceId: fence.id, geofenceName: fence.name });
 
   let overspeed = before?.overspeed ?? false;
   const limit = limitAt(context, inside);
@@ -116,8 +129,8 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
       longitude: position.longitude,
       ignition,
       overspeed,
-      // A geofence deleted since is forgotten without an exit: it no longer exists to be left.
-      geofenceIds: [...insideIds].sort((a, b) => a - b),
+      // Unchanged, the list is kept: a fix inside thousands of geofences makes no new one.
+      geofenceIds: exits.length === 0 && enters.length === 0 && before ? before.geofenceIds : inside.map((fence) => fence.id),
       offline: false,
     },
     events,

@@ -9,7 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '@fleet/shared/db/transaction';
 import { EVENTS_CHANNEL, type EventType } from '@fleet/shared/events/fleet-event';
 import type { DeviceState, Geofence, RaisedEvent } from './device-rules';
-import { boundsOf } from './geofence-area';
+import { indexGeofences, mapInSlices, placedGeofence, type GeofenceIndex } from './geofence-index';
 
 /** The advisory lock every event insert takes; any constant no other feature uses. */
 const EVENT_ORDER_LOCK = 7_734_001;
@@ -68,7 +68,7 @@ const INSERT_EVENTS = `
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::float8[], $6::float8[], $7::jsonb[])
     WITH ORDINALITY AS e(type, imei, position_id, gps_time, latitude, longitude, attributes, n)
   ORDER BY n
-  ON CONFLICT ON CONSTRAINT events_once DO NOTHING
+  ON CONFLICT (imei, type, position_id, (coalesce(attributes->>'geofenceId', ''))) DO NOTHING
   RETURNING id, type`;
 
 // The deliveries, and the notification the gateways' streams wait for (delivered at commit), in one round trip.
@@ -180,40 +180,35 @@ interface GeofenceRow {
   speed_limit_kmh: number | null;
 }
 
-const toGeofence = (row: GeofenceRow): Geofence => ({
-  id: Number(row.id),
-  name: row.name,
-  area: row.area,
-  bounds: boundsOf(row.area),
-  speedLimitKmh: row.speed_limit_kmh,
-});
+const toGeofence = (row: GeofenceRow): Geofence =>
+  placedGeofence({ id: Number(row.id), name: row.name, area: row.area, speedLimitKmh: row.speed_limit_kmh });
 
 /**
- * The geofences, read again only when they changed: a create moves the highest id, a delete the count.
+ * The geofences' index, read again only when they changed: a create moves the highest id, a delete the count.
  * One small query per batch keeps a geofence created a moment ago in force for the next fix. A change
  * reads the ids, then only the geofences not held yet: a fleet's geofences may be hundreds of thousands
  * of positions, and a create or delete must not make every processor parse them all again.
  */
-export function geofenceCache(db: Pick<Pool, 'query'>): () => Promise<readonly Geofence[]> {
+export function geofenceCache(db: Pick<Pool, 'query'>): () => Promise<GeofenceIndex> {
   let version = '';
   let held = new Map<number, Geofence>();
-  let geofences: readonly Geofence[] = [];
+  let index = indexGeofences([]);
   return async () => {
     const { rows } = await db.query<{ version: string }>({ name: 'events-geofences-version', text: GEOFENCES_VERSION });
-    if (rows[0]!.version === version) return geofences;
+    if (rows[0]!.version === version) return index;
     const ids = (await db.query<{ id: string }>('SELECT id FROM geofences ORDER BY id')).rows.map((row) => Number(row.id));
     const missing = ids.filter((id) => !held.has(id));
     if (missing.length > 0) {
       const added = await db.query<GeofenceRow>('SELECT id, name, area, speed_limit_kmh FROM geofences WHERE id = ANY($1::bigint[])', [
         missing,
       ]);
-      for (const row of added.rows) held.set(Number(row.id), toGeofence(row));
+      for (const fence of await mapInSlices(added.rows, toGeofence)) held.set(fence.id, fence);
     }
     // A geofence deleted between the two reads is absent from the second: it is left out here too.
     held = new Map(ids.flatMap((id) => (held.has(id) ? [[id, held.get(id)!] as const] : [])));
-    geofences = [...held.values()];
+    index = indexGeofences([...held.values()]);
     version = rows[0]!.version;
-    return geofences;
+    return index;
   };
 }
 

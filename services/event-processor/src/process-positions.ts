@@ -2,14 +2,24 @@
 // positions, a device's in id order), the devices' positions applied in that order to their states, in
 // one transaction (event-store.ts). What a redelivery brings again is recognised by the state and skipped.
 // The batches of the partitions a fetch brought, handled at once, share that transaction: at 50
-// positions a second over 12 partitions, one transaction a fetch instead of a dozen.
+// positions a second over 12 partitions, one transaction a fetch instead of a dozen. The costly part, the
+// geofences each fix lies in, is found before the transaction opens, and a transaction applies at most
+// TRANSACTION_POSITIONS positions, so none stays open long enough for PostgreSQL to end it however many
+// geofences there are.
 import type { Pool } from 'pg';
 import { coalesce } from '@fleet/shared/coalesce';
 import type { Logger } from '@fleet/shared/logger';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
-import { applyPosition, type DeviceState, type RaisedEvent } from './device-rules';
+import { applyPosition, type DeviceState, type Geofence, type RaisedEvent } from './device-rules';
 import { geofenceCache, processBatch } from './event-store';
+import { mapInSlices } from './geofence-index';
 import type { EventMetrics } from './metrics';
+
+/**
+ * The most positions one transaction applies. A transaction that fails halves it for the next, so a
+ * batch that overran is split rather than tried again whole; each that commits doubles it back.
+ */
+export const TRANSACTION_POSITIONS = 500;
 
 export interface PositionProcessorOptions {
   pool: Pool;
@@ -37,6 +47,7 @@ export function decodePositions(value: Buffer | null, logger: Logger): PositionE
 export function positionProcessor(options: PositionProcessorOptions): (positions: PositionEvent[]) => Promise<void> {
   const { pool, metrics } = options;
   const geofences = geofenceCache(pool);
+  let transactionPositions = TRANSACTION_POSITIONS;
   const processTogether = coalesce<PositionEvent, void>(async (positions) => {
     await processPositions(positions);
     return positions.map(() => undefined);
@@ -46,14 +57,44 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
   };
 
   async function processPositions(positions: PositionEvent[]): Promise<void> {
+    const sorted = [...positions].sort((a, b) => a.id - b.id);
+    const index = await geofences();
+    const placed = await mapInSlices(sorted, (position) => index.inside(position.longitude, position.latitude));
+    const insideOf = new Map(sorted.map((position, i) => [position, placed[i]!]));
     const byDevice = new Map<string, PositionEvent[]>();
-    for (const position of [...positions].sort((a, b) => a.id - b.id)) {
+    for (const position of sorted) {
       let its = byDevice.get(position.imei);
       if (!its) byDevice.set(position.imei, (its = []));
       its.push(position);
     }
+    // A device's positions stay in order across transactions: each reads the state the one before wrote.
+    for (let devices = [...byDevice]; devices.length > 0;) {
+      const transaction = new Map<string, PositionEvent[]>();
+      let count = 0;
+      while (devices.length > 0 && count < transactionPositions) {
+        const [imei, its] = devices[0]!;
+        const taken = its.slice(0, transactionPositions - count);
+        transaction.set(imei, taken);
+        count += taken.length;
+        if (taken.length === its.length) devices.shift();
+        else devices[0] = [imei, its.slice(taken.length)];
+      }
+      try {
+        await applyInTransaction(transaction, insideOf, index.byId);
+      } catch (error) {
+        transactionPositions = Math.max(1, Math.floor(transactionPositions / 2));
+        throw error;
+      }
+      transactionPositions = Math.min(TRANSACTION_POSITIONS, transactionPositions * 2);
+    }
+  }
+
+  async function applyInTransaction(
+    byDevice: ReadonlyMap<string, PositionEvent[]>,
+    insideOf: ReadonlyMap<PositionEvent, Geofence[]>,
+    geofencesById: ReadonlyMap<number, Geofence>,
+  ): Promise<void> {
     const imeis = [...byDevice.keys()];
-    const fences = await geofences();
     let applied = 0;
     let late = 0;
     let newestReceipt = 0;
@@ -64,11 +105,11 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
         const after: DeviceState[] = [];
         const events: RaisedEvent[] = [];
         for (const [imei, its] of byDevice) {
-          const context = { geofences: fences, speedLimitKmh: limits.get(imei) ?? (options.defaultSpeedLimitKmh || undefined) };
+          const speedLimitKmh = limits.get(imei) ?? (options.defaultSpeedLimitKmh || undefined);
           let state = states.get(imei);
           const before = state;
           for (const position of its) {
-            const result = applyPosition(state, position, context);
+            const result = applyPosition(state, position, { inside: insideOf.get(position)!, geofences: geofencesById, speedLimitKmh });
             if (result.outcome === 'seen') continue;
             applied += 1;
             if (result.outcome === 'late') late += 1;
