@@ -72,6 +72,21 @@ test('a jump faster than FILTER_MAX_SPEED_KMH from the newest fix is filtered, a
   expect(await historyIds(imei)).toEqual([{ id: start }, { id: next }]);
 });
 
+test('a wrong first fix holds a device back for two fixes: the third of a consistent track is the last location, posted one by one', async () => {
+  const imei = uniqueImei();
+  // A cold start 11,000 km away, then the device reports from Jakarta every 10 s.
+  const bogus = await api.postTrip(buildTrip({ imei, gpsTime: minutesAgo(10), latitude: 50.1, longitude: 10.2 }));
+  const track: number[] = [];
+  for (let k = 0; k < 4; k += 1) {
+    const gpsTime = new Date(Date.now() - 9 * 60_000 + k * 10_000).toISOString();
+    track.push(await api.postTrip(buildTrip({ imei, gpsTime, latitude: -6.2 + k * 0.0003, longitude: 106.8 })));
+  }
+
+  expect(await storedFiltered(bogus)).toBeNull();
+  expect(await Promise.all(track.map(storedFiltered))).toEqual(['jump', 'jump', null, null]);
+  expect(await lastLocationId(imei)).toBe(track[3]);
+});
+
 test('an accuracy or hdop attribute above its limit is filtered as accuracy, one within it is not', async () => {
   const imei = uniqueImei();
   const vague = await api.postTrip(buildTrip({ imei, gpsTime: minutesAgo(20), attributes: { accuracy: 80 } }));

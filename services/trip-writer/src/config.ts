@@ -25,6 +25,11 @@ const tripWriterEnv = writerEnv.extend({
    * filtered (a jump); 0 turns the rule off.
    */
   FILTER_MAX_SPEED_KMH: nonNegativeNumber(1000),
+  /**
+   * A jump that ends this many fixes in a row, each plausible from the one before, since the device's
+   * newest unfiltered fix, is a new track and is not filtered; 0 or 1: a jump is always filtered.
+   */
+  FILTER_JUMP_CONFIRMATIONS: z.coerce.number().check(integer()).min(0).max(100).default(3),
   /** A position whose `accuracy` attribute (metres) is above this is stored as filtered; 0 (the default): off. */
   FILTER_MAX_ACCURACY_M: nonNegativeNumber(0),
   /** A position whose `hdop` attribute is above this is stored as filtered; 0 (the default): off. */

@@ -1,7 +1,7 @@
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { distanceKm, filterReasons, isNewer, type FilterSettings } from './position-filters';
 
-const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5 };
+const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5, jumpConfirmations: 3 };
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 8, minute)).toISOString();
 const trip = (overrides: Partial<TripLocationCommand>): TripLocationCommand =>
   ({ imei: 'a', gpsTime: at(0), latitude: -6.2, longitude: 106.8, speed: 10, receivedAt: at(0), ...overrides }) as TripLocationCommand;
@@ -26,7 +26,12 @@ test('0,0 is zero, an accuracy or hdop past its limit is accuracy, and a limit o
     trip({ attributes: { accuracy: 50, hdop: 5 } }),
   ];
   expect(filterReasons(trips, new Map(), settings)).toEqual(['zero', 'accuracy', 'accuracy', null]);
-  expect(filterReasons(trips, new Map(), { maxSpeedKmh: 0, maxAccuracyMeters: 0, maxHdop: 0 })).toEqual(['zero', null, null, null]);
+  expect(filterReasons(trips, new Map(), { maxSpeedKmh: 0, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3 })).toEqual([
+    'zero',
+    null,
+    null,
+    null,
+  ]);
 });
 
 test("a jump is measured from the device's newest unfiltered fix, stored before or earlier in the batch, and does not replace it", () => {
@@ -46,4 +51,53 @@ test('a late fix is measured against the newest one known, over the time between
   // 30 minutes earlier and 20 km away: 40 km/h; 30 minutes earlier and 1,000 km away: 2,000 km/h.
   expect(filterReasons([trip({ gpsTime: at(0), latitude: -6.02 })], stored, settings)).toEqual([null]);
   expect(filterReasons([trip({ gpsTime: at(0), latitude: 2.8 })], stored, settings)).toEqual(['jump']);
+});
+
+describe('a wrong fix that got in first', () => {
+  // Stored first, 11,000 km away; then the device reports from Jakarta every 10 s.
+  const bogus = new Map([['a', { gpsTimeMs: Date.parse(at(0)), latitude: 50.1, longitude: 10.2 }]]);
+  const jakarta = (k: number) =>
+    trip({ gpsTime: new Date(Date.parse(at(1)) + k * 10_000).toISOString(), latitude: -6.2 + k * 0.0003, longitude: 106.8 });
+
+  test('holds the device back for two fixes: the third of a consistent track wins, and the track goes on from it', () => {
+    const track = Array.from({ length: 6 }, (_, k) => jakarta(k));
+    expect(filterReasons(track, bogus, settings)).toEqual(['jump', 'jump', null, null, null, null]);
+  });
+
+  test('is overcome across batches too, from the jumps stored since it', () => {
+    const stored = new Map([
+      ['a', [jakarta(0), jakarta(1)].map((t) => ({ gpsTimeMs: Date.parse(t.gpsTime), latitude: t.latitude, longitude: t.longitude }))],
+    ]);
+    expect(filterReasons([jakarta(2), jakarta(3)], bogus, settings, stored)).toEqual([null, null]);
+    expect(filterReasons([jakarta(2)], bogus, settings, new Map([['a', stored.get('a')!.slice(1)]]))).toEqual(['jump']);
+  });
+
+  test('with FILTER_JUMP_CONFIRMATIONS=0 or 1 still wins: every jump is filtered, as before', () => {
+    const track = Array.from({ length: 5 }, (_, k) => jakarta(k));
+    for (const jumpConfirmations of [0, 1]) {
+      expect(filterReasons(track, bogus, { ...settings, jumpConfirmations })).toEqual(['jump', 'jump', 'jump', 'jump', 'jump']);
+    }
+  });
+
+  test('is not overcome by jumps that disagree with each other', () => {
+    const scattered = [
+      trip({ gpsTime: at(1), latitude: -6.2, longitude: 106.8 }),
+      trip({ gpsTime: at(2), latitude: 35.7, longitude: 139.7 }),
+      trip({ gpsTime: at(3), latitude: -33.9, longitude: 151.2 }),
+      trip({ gpsTime: at(4), latitude: 40.7, longitude: -74 }),
+    ];
+    expect(filterReasons(scattered, bogus, settings)).toEqual(['jump', 'jump', 'jump', 'jump']);
+  });
+});
+
+test('a lone wrong fix in the middle of a good track is the only one filtered', () => {
+  const good = new Map([['a', { gpsTimeMs: Date.parse(at(0)), latitude: -6.2, longitude: 106.8 }]]);
+  const trips = [
+    trip({ gpsTime: at(1), latitude: -6.199 }),
+    trip({ gpsTime: at(2), latitude: 50.1, longitude: 10.2 }),
+    trip({ gpsTime: at(3), latitude: -6.198 }),
+    trip({ gpsTime: at(4), latitude: -6.197 }),
+    trip({ gpsTime: at(5), latitude: -6.196 }),
+  ];
+  expect(filterReasons(trips, good, settings)).toEqual([null, 'jump', null, null, null]);
 });

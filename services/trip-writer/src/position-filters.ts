@@ -4,7 +4,11 @@
 // - zero: latitude and longitude both 0, a receiver's placeholder for "no fix";
 // - accuracy: an `accuracy` (metres) or `hdop` attribute above its limit (both off by default);
 // - jump: the speed implied by the distance and time from the device's newest unfiltered fix above
-//   FILTER_MAX_SPEED_KMH (1000 by default), a GPS jump no vehicle made.
+//   FILTER_MAX_SPEED_KMH (1000 by default), a GPS jump no vehicle made. Unless the track agrees with
+//   it: a jump that ends FILTER_JUMP_CONFIRMATIONS fixes in a row (3 by default), each after the newest
+//   unfiltered fix and each plausible from the one before, is a new track, and wins over that fix. So a
+//   wrong fix that got in first (a cold start) holds a device back for two fixes, not for hours, and a
+//   lone wrong fix in a good track is still the only one filtered.
 // A limit of 0 turns its rule off.
 import { Counter, type Registry } from 'prom-client';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
@@ -16,6 +20,8 @@ export interface FilterSettings {
   maxSpeedKmh: number;
   maxAccuracyMeters: number;
   maxHdop: number;
+  /** The fixes in a row that make a new track win over the newest unfiltered fix; 0: none ever does. */
+  jumpConfirmations: number;
 }
 
 /** A fix the next ones are measured against. */
@@ -51,18 +57,31 @@ function numberAttribute(trip: TripLocationCommand, name: string): number | unde
   return typeof value === 'number' ? value : undefined;
 }
 
+const impliedKmh = (a: Fix, b: Fix) => distanceKm(a, b) / (Math.abs(b.gpsTimeMs - a.gpsTimeMs) / 3_600_000);
+
+/** Whether `fix` ends a run of `count` fixes, the last of `before` and itself, each plausible from the one before. */
+function confirmsTrack(before: readonly Fix[], fix: Fix, count: number, maxSpeedKmh: number): boolean {
+  if (count < 2 || before.length < count - 1) return false;
+  const run = [...before.slice(-(count - 1)), fix];
+  return run.every((each, i) => i === 0 || (each.gpsTimeMs > run[i - 1]!.gpsTimeMs && impliedKmh(run[i - 1]!, each) <= maxSpeedKmh));
+}
+
 /**
  * The reason each trip is filtered, or null, in the order given. `trips` are in lock order (by device,
  * then time); `newest` holds each device's newest unfiltered fix stored before, which a fix passing the
  * rules then replaces when it is newer. A late fix (older than that one) is measured against it too: the
- * implied speed is the distance over the time between them, whichever comes first.
+ * implied speed is the distance over the time between them, whichever comes first. `jumps` holds, for a
+ * device, the fixes stored as jumps since its newest unfiltered one, in time order (jumpsAfter in
+ * trip-store.ts reads them once a batch has a jump).
  */
 export function filterReasons(
   trips: readonly TripLocationCommand[],
   newest: ReadonlyMap<string, Fix>,
   settings: FilterSettings,
+  jumps: ReadonlyMap<string, readonly Fix[]> = new Map(),
 ): Array<FilterReason | null> {
   const known = new Map(newest);
+  const track = new Map<string, Fix[]>();
   return trips.map((trip) => {
     if (trip.latitude === 0 && trip.longitude === 0) return 'zero';
     const accuracy = numberAttribute(trip, 'accuracy');
@@ -71,11 +90,18 @@ export function filterReasons(
     if (settings.maxHdop > 0 && hdop !== undefined && hdop > settings.maxHdop) return 'accuracy';
     const fix = fixOf(trip);
     const before = known.get(trip.imei);
-    if (settings.maxSpeedKmh > 0 && before && before.gpsTimeMs !== fix.gpsTimeMs) {
-      const hours = Math.abs(fix.gpsTimeMs - before.gpsTimeMs) / 3_600_000;
-      if (distanceKm(before, fix) / hours > settings.maxSpeedKmh) return 'jump';
+    if (settings.maxSpeedKmh > 0 && before && before.gpsTimeMs !== fix.gpsTimeMs && impliedKmh(before, fix) > settings.maxSpeedKmh) {
+      const since = track.get(trip.imei) ?? [...(jumps.get(trip.imei) ?? [])];
+      if (!isNewer(fix, before) || !confirmsTrack(since, fix, settings.jumpConfirmations, settings.maxSpeedKmh)) {
+        if (isNewer(fix, before) && isNewer(fix, since.at(-1))) track.set(trip.imei, [...since, fix]);
+        return 'jump';
+      }
     }
-    if (isNewer(fix, before)) known.set(trip.imei, fix);
+    if (isNewer(fix, before)) {
+      known.set(trip.imei, fix);
+      // The jumps stored before are older than this fix now: a new track starts after it.
+      track.set(trip.imei, []);
+    }
     return null;
   });
 }

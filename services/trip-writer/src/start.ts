@@ -42,6 +42,7 @@ export function start(config: TripWriterConfig, logger: Logger = createLogger('t
             maxSpeedKmh: config.FILTER_MAX_SPEED_KMH,
             maxAccuracyMeters: config.FILTER_MAX_ACCURACY_M,
             maxHdop: config.FILTER_MAX_HDOP,
+            jumpConfirmations: config.FILTER_JUMP_CONFIRMATIONS,
           },
           counted: partitionsOf(context).filtered,
         }),

@@ -28,7 +28,7 @@ export interface TripLocationRow {
 }
 
 /** The filters' defaults: latitude and longitude both 0, and a jump faster than 1000 km/h. */
-export const DEFAULT_FILTERS: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0 };
+export const DEFAULT_FILTERS: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3 };
 
 /**
  * The insert, and the newest of the stored positions per device as its last location, in one statement.
@@ -108,6 +108,39 @@ const SELECT_EXISTING = `
   FROM trip_locations t
   JOIN unnest($1::text[], $2::timestamptz[]) AS k(imei, gps_time) ON t.imei = k.imei AND t.gps_time = k.gps_time
   WHERE t.gps_time = ANY($2::timestamptz[])`;
+
+/**
+ * The newest positions stored as jumps since each device's newest unfiltered fix, up to $3 a device. The
+ * lower bound on gps_time alone ($4, the oldest of those fixes) lets the planner prune to the partitions
+ * since then, as SELECT_EXISTING's does.
+ */
+const JUMPS_AFTER = `
+  SELECT k.imei, j.gps_time, j.latitude, j.longitude
+  FROM unnest($1::text[], $2::timestamptz[]) AS k(imei, since)
+  CROSS JOIN LATERAL (
+    SELECT t.gps_time, t.latitude, t.longitude FROM trip_locations t
+    WHERE t.imei = k.imei AND t.gps_time > k.since AND t.gps_time > $4::timestamptz AND t.filtered = 'jump'
+    ORDER BY t.gps_time DESC LIMIT $3
+  ) j`;
+
+/** For the devices given, the fixes stored as jumps since their newest unfiltered one, in time order. */
+async function jumpsAfter(pool: Pool | PoolClient, newest: ReadonlyMap<string, Fix>, devices: Iterable<string>, most: number) {
+  const since = [...new Set(devices)].flatMap((imei) => (newest.has(imei) ? [[imei, newest.get(imei)!.gpsTimeMs] as const] : []));
+  const jumps = new Map<string, Fix[]>();
+  if (since.length === 0 || most === 0) return jumps;
+  const { rows } = await pool.query<{ imei: string; gps_time: Date; latitude: number; longitude: number }>(JUMPS_AFTER, [
+    since.map(([imei]) => imei),
+    since.map(([, ms]) => new Date(ms).toISOString()),
+    most,
+    new Date(Math.min(...since.map(([, ms]) => ms))).toISOString(),
+  ]);
+  for (const row of rows.reverse()) {
+    let its = jumps.get(row.imei);
+    if (!its) jumps.set(row.imei, (its = []));
+    its.push({ gpsTimeMs: row.gps_time.getTime(), latitude: row.latitude, longitude: row.longitude });
+  }
+  return jumps;
+}
 
 interface Row {
   id: string;
@@ -234,7 +267,12 @@ async function storeOrdered(
   filters: FilterSettings,
   newest: ReadonlyMap<string, Fix>,
 ): Promise<StoredBatch> {
-  const reasons = filterReasons(ordered, newest, filters);
+  let reasons = filterReasons(ordered, newest, filters);
+  // A jump may end a new track: the jumps stored before it are read, only for a batch that has one.
+  const jumped = ordered.filter((_, index) => reasons[index] === 'jump').map((trip) => trip.imei);
+  if (jumped.length > 0 && filters.jumpConfirmations > 1) {
+    reasons = filterReasons(ordered, newest, filters, await jumpsAfter(pool, newest, jumped, filters.jumpConfirmations - 1));
+  }
   const inserted = await pool.query<Row>({
     // Only a batch with a filtered position joins device_last_locations (the heard part), and a generic
     // plan made on a near-empty table joins it by a sequential scan: such a batch is planned for itself.
