@@ -10,7 +10,7 @@ import { storeTripLocations } from '../../services/trip-writer/src/trip-store';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
 const START = Date.now() - 3 * 3_600_000;
-const FILTERS = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3 };
+const FILTERS = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3, maxAheadMs: 300_000 };
 const HERE = { latitude: -6.2, longitude: 106.8 };
 /** About 111 km north of HERE. */
 const AWAY = { latitude: -5.2, longitude: 106.8 };

@@ -87,6 +87,16 @@ test('a wrong first fix holds a device back for two fixes: the third of a consis
   expect(await lastLocationId(imei)).toBe(track[3]);
 });
 
+test('a fix dated a day ahead of its receipt is stored as filtered ahead, and the real fix after it is the last location', async () => {
+  const imei = uniqueImei();
+  const real = await api.postTrip(buildTrip({ imei, gpsTime: minutesAgo(2) }));
+  const ahead = await api.postTrip(buildTrip({ imei, gpsTime: new Date(Date.now() + 23 * 3_600_000).toISOString() }));
+  const next = await api.postTrip(buildTrip({ imei, gpsTime: minutesAgo(1), latitude: -6.2001 }));
+
+  expect([await storedFiltered(real), await storedFiltered(ahead), await storedFiltered(next)]).toEqual([null, 'ahead', null]);
+  expect(await lastLocationId(imei)).toBe(next);
+});
+
 test('an accuracy or hdop attribute above its limit is filtered as accuracy, one within it is not', async () => {
   const imei = uniqueImei();
   const vague = await api.postTrip(buildTrip({ imei, gpsTime: minutesAgo(20), attributes: { accuracy: 80 } }));

@@ -1,7 +1,7 @@
 // The trip-writer's environment: every writer's variables, and the upkeep of the daily partitions of
 // trip_locations (docs/adr/0005-trip-location-partitions.md).
 import { z } from 'zod';
-import { loadConfig } from '@fleet/shared/config';
+import { duration, loadConfig } from '@fleet/shared/config';
 import { integer } from '@fleet/shared/schemas/checks';
 import { writerEnv } from '@fleet/shared/writer-service';
 
@@ -30,6 +30,11 @@ const tripWriterEnv = writerEnv.extend({
    * newest unfiltered fix, is a new track and is not filtered; 0 or 1: a jump is always filtered.
    */
   FILTER_JUMP_CONFIRMATIONS: z.coerce.number().check(integer()).min(0).max(100).default(3),
+  /**
+   * A position dated more than this after its receipt is stored as filtered (ahead): a clock glitch that
+   * would otherwise be the device's newest fix, making the real ones after it late; 0: off.
+   */
+  FILTER_MAX_AHEAD: duration('5m'),
   /** A position whose `accuracy` attribute (metres) is above this is stored as filtered; 0 (the default): off. */
   FILTER_MAX_ACCURACY_M: nonNegativeNumber(0),
   /** A position whose `hdop` attribute is above this is stored as filtered; 0 (the default): off. */

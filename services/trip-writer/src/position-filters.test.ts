@@ -1,7 +1,7 @@
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 import { distanceKm, filterReasons, isNewer, type FilterSettings } from './position-filters';
 
-const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5, jumpConfirmations: 3 };
+const settings: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 50, maxHdop: 5, jumpConfirmations: 3, maxAheadMs: 300_000 };
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 8, minute)).toISOString();
 const trip = (overrides: Partial<TripLocationCommand>): TripLocationCommand =>
   ({ imei: 'a', gpsTime: at(0), latitude: -6.2, longitude: 106.8, speed: 10, receivedAt: at(0), ...overrides }) as TripLocationCommand;
@@ -26,12 +26,9 @@ test('0,0 is zero, an accuracy or hdop past its limit is accuracy, and a limit o
     trip({ attributes: { accuracy: 50, hdop: 5 } }),
   ];
   expect(filterReasons(trips, new Map(), settings)).toEqual(['zero', 'accuracy', 'accuracy', null]);
-  expect(filterReasons(trips, new Map(), { maxSpeedKmh: 0, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3 })).toEqual([
-    'zero',
-    null,
-    null,
-    null,
-  ]);
+  expect(
+    filterReasons(trips, new Map(), { maxSpeedKmh: 0, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3, maxAheadMs: 300_000 }),
+  ).toEqual(['zero', null, null, null]);
 });
 
 test("a jump is measured from the device's newest unfiltered fix, stored before or earlier in the batch, and does not replace it", () => {
@@ -100,4 +97,16 @@ test('a lone wrong fix in the middle of a good track is the only one filtered', 
     trip({ gpsTime: at(5), latitude: -6.196 }),
   ];
   expect(filterReasons(trips, good, settings)).toEqual([null, 'jump', null, null, null]);
+});
+
+test('a fix dated more than FILTER_MAX_AHEAD after its receipt is ahead, and the real fix after it is measured from the one before', () => {
+  const stored = new Map([['a', { gpsTimeMs: Date.parse(at(0)), latitude: -6.2, longitude: 106.8 }]]);
+  const trips = [
+    // Received at minute 1, dated 23 hours later.
+    trip({ gpsTime: new Date(Date.parse(at(1)) + 23 * 3_600_000).toISOString(), receivedAt: at(1) }),
+    // Five minutes ahead is within the tolerance.
+    trip({ gpsTime: at(7), receivedAt: at(2), latitude: -6.199 }),
+  ];
+  expect(filterReasons(trips, stored, settings)).toEqual(['ahead', null]);
+  expect(filterReasons(trips, stored, { ...settings, maxAheadMs: 0 })).toEqual([null, null]);
 });

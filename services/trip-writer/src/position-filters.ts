@@ -9,12 +9,15 @@
 //   unfiltered fix and each plausible from the one before, is a new track, and wins over that fix. So a
 //   wrong fix that got in first (a cold start) holds a device back for two fixes, not for hours, and a
 //   lone wrong fix in a good track is still the only one filtered.
+// - ahead: a gpsTime more than FILTER_MAX_AHEAD (5 minutes by default) after the position's receipt, a
+//   tracker's clock glitch: became the device's newest, it would make every real fix after it late, with
+//   no events and a last location a day ahead.
 // A limit of 0 turns its rule off.
 import { Counter, type Registry } from 'prom-client';
 import type { TripLocationCommand } from '@fleet/shared/schemas/trip-location.schema';
 
-export type FilterReason = 'zero' | 'jump' | 'accuracy';
-export const FILTER_REASONS: readonly FilterReason[] = ['zero', 'jump', 'accuracy'];
+export type FilterReason = 'zero' | 'jump' | 'accuracy' | 'ahead';
+export const FILTER_REASONS: readonly FilterReason[] = ['zero', 'jump', 'accuracy', 'ahead'];
 
 export interface FilterSettings {
   maxSpeedKmh: number;
@@ -22,6 +25,8 @@ export interface FilterSettings {
   maxHdop: number;
   /** The fixes in a row that make a new track win over the newest unfiltered fix; 0: none ever does. */
   jumpConfirmations: number;
+  /** How far a gpsTime may be after the position's receipt, in ms; 0: any. */
+  maxAheadMs: number;
 }
 
 /** A fix the next ones are measured against. */
@@ -89,6 +94,7 @@ export function filterReasons(
     if (settings.maxAccuracyMeters > 0 && accuracy !== undefined && accuracy > settings.maxAccuracyMeters) return 'accuracy';
     if (settings.maxHdop > 0 && hdop !== undefined && hdop > settings.maxHdop) return 'accuracy';
     const fix = fixOf(trip);
+    if (settings.maxAheadMs > 0 && fix.gpsTimeMs - Date.parse(trip.receivedAt) > settings.maxAheadMs) return 'ahead';
     const before = known.get(trip.imei);
     if (settings.maxSpeedKmh > 0 && before && before.gpsTimeMs !== fix.gpsTimeMs && impliedKmh(before, fix) > settings.maxSpeedKmh) {
       const since = track.get(trip.imei) ?? [...(jumps.get(trip.imei) ?? [])];
@@ -110,7 +116,7 @@ export function filterReasons(
 export function filteredCounter(registry: Registry): (reason: FilterReason) => void {
   const counter = new Counter({
     name: 'fleet_positions_filtered_total',
-    help: 'Positions stored as filtered (not fit to use), by reason: zero, jump or accuracy',
+    help: 'Positions stored as filtered (not fit to use), by reason: zero, jump, accuracy or ahead',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -43,6 +43,7 @@ export function start(config: TripWriterConfig, logger: Logger = createLogger('t
             maxAccuracyMeters: config.FILTER_MAX_ACCURACY_M,
             maxHdop: config.FILTER_MAX_HDOP,
             jumpConfirmations: config.FILTER_JUMP_CONFIRMATIONS,
+            maxAheadMs: config.FILTER_MAX_AHEAD,
           },
           counted: partitionsOf(context).filtered,
         }),

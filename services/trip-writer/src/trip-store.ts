@@ -28,7 +28,13 @@ export interface TripLocationRow {
 }
 
 /** The filters' defaults: latitude and longitude both 0, and a jump faster than 1000 km/h. */
-export const DEFAULT_FILTERS: FilterSettings = { maxSpeedKmh: 1000, maxAccuracyMeters: 0, maxHdop: 0, jumpConfirmations: 3 };
+export const DEFAULT_FILTERS: FilterSettings = {
+  maxSpeedKmh: 1000,
+  maxAccuracyMeters: 0,
+  maxHdop: 0,
+  jumpConfirmations: 3,
+  maxAheadMs: 5 * 60_000,
+};
 
 /**
  * The insert, and the newest of the stored positions per device as its last location, in one statement.

@@ -116,7 +116,7 @@ export function positionOperations(context: DocContext): Operations & { position
           z.union([
             Position,
             position.extend({
-              filtered: z.enum(['zero', 'jump', 'accuracy']).openapi({ description: 'Why the position is not fit to use' }),
+              filtered: z.enum(['zero', 'jump', 'accuracy', 'ahead']).openapi({ description: 'Why the position is not fit to use' }),
             }),
           ]),
         )
