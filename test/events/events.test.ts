@@ -340,6 +340,42 @@ describe('the events read', () => {
   });
 });
 
+describe('the events read refuses what it does not take', () => {
+  test('an unknown, misspelt or bracketed parameter is a 400 E-V1/1-06 naming it, not the whole fleet', async () => {
+    for (const query of ['foo=bar', 'imei[]=356307042441013', 'IMEI=356307042441013']) {
+      const answer = await api.get(`${EVENTS_PATH}?${query}`);
+      expect([query, answer.status, answer.body.code]).toEqual([query, 400, 'E-V1/1-06']);
+      expect(answer.body.detail).toMatch(
+        new RegExp(`^${query.split('=')[0]!.replace(/[[\]]/g, '\\$&')}: is not a parameter of this route`),
+      );
+    }
+    // Every read route, express's and the direct ones alike.
+    for (const path of [`${DEVICES_PATH}/${uniqueDeviceImei()}/last-location?foo=1`, `${GEOFENCES_PATH}?foo=1`, `${WEBHOOKS_PATH}?foo=1`]) {
+      expect([path, (await api.get(path)).status]).toEqual([path, 400]);
+    }
+  });
+
+  test('a cursor followed with other filters is refused; with its own it pages on', async () => {
+    const [imei, another] = [uniqueDeviceImei(), uniqueDeviceImei()];
+    for (const device of [imei, another]) {
+      const ids: number[] = [];
+      for (let i = 0; i < 4; i += 1) ids.push(await api.postTrip(fix(device, { ignition: i % 2 === 1 })));
+      await processed(device, ids.at(-1)!);
+    }
+    const first = await api.get(`${EVENTS_PATH}?imei=${imei}&type=ignitionOn&type=ignitionOff&limit=1`);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    for (const query of ['', `imei=${another}&`, `imei=${imei}&type=ignitionOn&`]) {
+      const answer = await api.get(`${EVENTS_PATH}?${query}limit=1&cursor=${first.body.nextCursor}`);
+      expect([query, answer.status, answer.body.code]).toEqual([query, 400, 'E-V1/1-06']);
+      expect(answer.body.detail).toMatch(/^cursor: was made for other filters/);
+    }
+    // The same filters in another order are the same filters.
+    const next = await api.get(`${EVENTS_PATH}?type=ignitionOff&type=ignitionOn&imei=${imei}&limit=1&cursor=${first.body.nextCursor}`);
+    expect(next.status).toBe(200);
+    expect(next.body.data.map((e: StoredEvent & { imei: string }) => e.imei)).toEqual([imei]);
+  });
+});
+
 describe('the events stream', () => {
   test('following two devices through 20 dropped connections, it receives every event once, in commit order', async () => {
     const devices = [uniqueDeviceImei(), uniqueDeviceImei()];

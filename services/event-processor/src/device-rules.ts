@@ -96,13 +96,16 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
   const wasInside = before?.geofenceIds ?? [];
   const exits: Geofence[] = [];
   const enters: Geofence[] = [];
+  let changed = false;
   for (let i = 0, j = 0; i < wasInside.length || j < inside.length;) {
     if (j >= inside.length || (i < wasInside.length && wasInside[i]! < inside[j]!.id)) {
       // A geofence deleted since is forgotten without an exit: it no longer exists to be left.
       const left = context.geofences.get(wasInside[i++]!);
       if (left) exits.push(left);
+      changed = true;
     } else if (i >= wasInside.length || inside[j]!.id < wasInside[i]!) {
       enters.push(inside[j++]!);
+      changed = true;
     } else {
       i += 1;
       j += 1;
@@ -130,7 +133,7 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
       ignition,
       overspeed,
       // Unchanged, the list is kept: a fix inside thousands of geofences makes no new one.
-      geofenceIds: exits.length === 0 && enters.length === 0 && before ? before.geofenceIds : inside.map((fence) => fence.id),
+      geofenceIds: before && !changed ? before.geofenceIds : inside.map((fence) => fence.id),
       offline: false,
     },
     events,

@@ -8,12 +8,14 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Pool } from 'pg';
 import type { Logger } from '@fleet/shared/logger';
-import { publicLookup } from '@fleet/shared/events/public-address';
+import { privateLiteralOf, publicLookup } from '@fleet/shared/events/public-address';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, webhookSignature } from '@fleet/shared/events/webhook-signature';
 import type { EventMetrics } from './metrics';
 import { claimDue, forgetDelivery, retryLater, type Delivery } from './webhook-store';
 
 export const SEND_TIMEOUT_MS = 5000;
+/** Bytes of a receiver's answer read at most: only its status counts, and an endless body is cut off here. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
 const MAX_PAUSE_MS = 5 * 60_000;
 /** Sends in flight at once, per processor. */
 export const MAX_IN_FLIGHT = 128;
@@ -53,6 +55,8 @@ export function postEvent(delivery: Delivery, allowPrivate: boolean, agents: Age
   const url = new URL(delivery.url);
   const secure = url.protocol === 'https:';
   const transport = secure ? https : http;
+  const literal = allowPrivate ? undefined : privateLiteralOf(url);
+  if (literal) return Promise.reject(new Error(`${url.host} is the private address ${literal}`));
   return new Promise((resolve, reject) => {
     const request = transport.request(
       url,
@@ -71,9 +75,14 @@ export function postEvent(delivery: Delivery, allowPrivate: boolean, agents: Age
         },
       },
       (response) => {
-        // The answer's body is not read beyond what arrives: only its status counts.
-        response.resume();
         resolve(response.statusCode ?? 0);
+        // Only the status counts: the body is read to keep the connection for the next delivery, up to
+        // MAX_ANSWER_BYTES, past which the connection is closed rather than read for the whole timeout.
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) request.destroy();
+        });
       },
     );
     const deadline = setTimeout(() => request.destroy(new Error(`no answer in ${SEND_TIMEOUT_MS} ms`)), SEND_TIMEOUT_MS);

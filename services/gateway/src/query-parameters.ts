@@ -42,18 +42,25 @@ export function parseRecordId(raw: string): number {
 
 /**
  * A keyset page's cursor over record ids: the last id answered, tagged with the kind of record (`tag`,
- * e.g. `g` for vehicle groups) so that one list's cursor is refused by another, in base64url.
+ * e.g. `g` for vehicle groups) so that one list's cursor is refused by another, in base64url. A list
+ * whose pages are filtered binds its cursors to the filters (`bound`, a digest of them): followed with
+ * other filters, a cursor would page through records the first request never asked for.
  */
 export function idCursor(tag: string) {
-  const pattern = new RegExp(`^${tag}:(\\d{1,18})$`);
+  const pattern = new RegExp(`^${tag}:(\\d{1,18})(?::([A-Za-z0-9_-]{1,22}))?$`);
   return {
-    encode: (id: number) => Buffer.from(`${tag}:${id}`).toString('base64url'),
+    encode: (id: number, bound?: string) =>
+      Buffer.from(bound === undefined ? `${tag}:${id}` : `${tag}:${id}:${bound}`).toString('base64url'),
     /** The id after which the page starts; 0 without a cursor. */
-    decode(raw: string | undefined): number {
+    decode(raw: string | undefined, bound?: string): number {
       if (raw === undefined) return 0;
-      const decoded = /^[A-Za-z0-9_-]{1,32}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+      const decoded = /^[A-Za-z0-9_-]{1,64}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
       const match = pattern.exec(decoded);
-      if (!match || !Number.isSafeInteger(Number(match[1]))) throw invalidParameter('cursor', 'is not a cursor this service issued');
+      if (!match || !Number.isSafeInteger(Number(match[1])) || (match[2] === undefined) !== (bound === undefined)) {
+        throw invalidParameter('cursor', 'is not a cursor this service issued');
+      }
+      if (match[2] !== bound)
+        throw invalidParameter('cursor', 'was made for other filters: send it with the filters of the request that answered it');
       return Number(match[1]);
     },
   };

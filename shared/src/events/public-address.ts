@@ -63,6 +63,16 @@ export async function privateAddressOf(host: string): Promise<string | undefined
   return (await resolveAll(host)).map(({ address }) => address).find(isPrivateAddress);
 }
 
+/**
+ * The private address a URL's host names as a literal (`127.0.0.1`, `[::ffff:127.0.0.1]`, `2130706433`,
+ * which the URL parser reads as 127.0.0.1), or undefined: a literal is connected to without any lookup,
+ * so `publicLookup` never sees it.
+ */
+export function privateLiteralOf(url: URL): string | undefined {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return isIP(host) !== 0 && isPrivateAddress(host) ? host : undefined;
+}
+
 /** A lookup for http.request that refuses to connect to a private address. */
 export const publicLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {

@@ -1,5 +1,6 @@
 // Use case: an app reads the events raised from its devices' positions, oldest first, a page at a time
 // by id, filtered by device, type and gpsTime range. A token bound to one device reads only its own.
+import { createHash } from 'node:crypto';
 import { AppError } from '@fleet/shared/errors';
 import { fromDatabase } from '@fleet/shared/db/database-read';
 import { EVENT_TYPES, type EventType, type FleetEvent } from '@fleet/shared/events/fleet-event';
@@ -21,6 +22,20 @@ export interface EventStore {
 }
 
 const cursors = idCursor('e');
+
+/** What a page's cursor is bound to: the filters, however their values were ordered or repeated. */
+const filterDigest = (filter: EventFilter) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        filter.imeis?.toSorted() ?? null,
+        filter.types?.toSorted() ?? null,
+        filter.from?.getTime() ?? null,
+        filter.to?.getTime() ?? null,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 16);
 
 /** The values of a parameter that may be repeated. */
 function valuesOf(query: Record<string, unknown>, name: string): string[] {
@@ -66,10 +81,11 @@ export function createEventReader(store: EventStore) {
       };
       if (filter.from && filter.to && filter.from >= filter.to) throw invalidParameter('from', 'must be before to');
       const limit = parseLimit(single(query, 'limit'));
-      const after = cursors.decode(single(query, 'cursor'));
+      const bound = filterDigest(filter);
+      const after = cursors.decode(single(query, 'cursor'), bound);
       const found = await fromDatabase(() => store.list(filter, after, limit + 1));
       const data = found.slice(0, limit);
-      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id) : null };
+      return { data, nextCursor: found.length > limit ? cursors.encode(data.at(-1)!.id, bound) : null };
     },
   };
 }

@@ -5,8 +5,9 @@ import type { IncomingMessage } from 'node:http';
 import type { ApiKeyAuth } from '../api-keys/api-key-auth';
 import { checkScope, type ScopeDeps } from '../auth/require-scope';
 import type { VerifiedToken } from '../auth/token-verifier';
-import type { Answer, Middleware, RouteHandler } from './route-handler';
-import type { Access } from './routes';
+import { invalidParameter } from '../query-parameters';
+import { queryOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';
+import type { Access, RouteName, RouteSpec } from './routes';
 
 export interface AccessDeps extends ScopeDeps {
   apiKeys: Pick<ApiKeyAuth, 'requireKey'>;
@@ -63,4 +64,25 @@ export function withAccess(handler: RouteHandler, access: Access, check: AccessC
     if (checking) await checking;
     await handler(req, res, param);
   };
+}
+
+/** A read's handler that first refuses any query parameter the route does not take (routes.ts's `query`). */
+function takingOnly(handler: RouteHandler, names: readonly string[] | undefined): RouteHandler {
+  if (names === undefined) return handler;
+  const taken = new Set(names);
+  return async (req, res, param) => {
+    const other = Object.keys(queryOf(req)).find((name) => !taken.has(name));
+    if (other !== undefined) {
+      throw invalidParameter(other, `is not a parameter of this route, which takes ${names.length ? names.join(', ') : 'none'}`);
+    }
+    await handler(req, res, param);
+  };
+}
+
+/**
+ * A route's handler as both dispatchers serve it (register-routes.ts, direct-routes.ts): its access
+ * checked first, then the parameters it takes; so a rule for every route is declared here once.
+ */
+export function servedHandler(route: RouteSpec & { name: RouteName }, handlers: RouteHandlers, check: AccessCheck): RouteHandler {
+  return withAccess(takingOnly(handlers[route.name], route.query), route.access, check);
 }

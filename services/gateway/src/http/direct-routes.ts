@@ -10,7 +10,7 @@
 // whichever way it came.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { withAccess, type AccessCheck } from './access';
+import { servedHandler, type AccessCheck } from './access';
 import { pathOf, type Answer, type Middleware, type RouteHandler, type RouteHandlers } from './route-handler';
 import { routeList } from './routes';
 
@@ -41,7 +41,7 @@ function directTable(handlers: RouteHandlers, check: AccessCheck) {
   for (const route of routeList()) {
     if (!route.direct) continue;
     const method = route.method.toUpperCase();
-    const handler = withAccess(handlers[route.name], route.access, check);
+    const handler = servedHandler(route, handlers, check);
     const at = route.path.indexOf('/:');
     if (at === -1) {
       if (!exact.has(method)) exact.set(method, new Map());

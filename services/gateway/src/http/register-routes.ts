@@ -4,7 +4,7 @@
 import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { AppError } from '@fleet/shared/errors';
 import { invalidParameter } from '../query-parameters';
-import { accessGuard, withAccess, type AccessCheck } from './access';
+import { accessGuard, servedHandler, type AccessCheck } from './access';
 import { sendError } from './error-handler';
 import type { RouteHandlers } from './route-handler';
 import { GUARDED_PREFIXES, routeList, type RouteSpec } from './routes';
@@ -51,7 +51,7 @@ export function addRoutes(app: Express, { handlers, check, undecodable }: RouteR
       app.use(prefix, accessGuard(check, access));
       guarded.add(prefix);
     }
-    const handler = withAccess(handlers[route.name], route.access, check);
+    const handler = servedHandler(route, handlers, check);
     const param = paramOf(route.path);
     app[route.method](route.path, (req, res) => handler(req, res, param === undefined ? '' : (req.params[param] as string)));
     // route().all() rather than app.all(): it answers every method without registering each one as served.

@@ -24,7 +24,14 @@ export interface RouteSpec {
   access: Access;
   /** Served without express for its canonical requests: the hot paths. */
   direct?: true;
+  /**
+   * The query parameters a read takes: any other (a misspelt `IMEI`, an `imei[]`) is refused with 400
+   * E-V1/1-06 rather than ignored, so that a filter never silently widens. Unset: not checked.
+   */
+  query?: readonly string[];
 }
+
+const PAGE = ['limit', 'cursor'] as const;
 
 export const CATEGORY_BASE_PATH = '/order/api/web/v1/product-category';
 export const FLEET_PATH = '/fleet/api/v1';
@@ -46,24 +53,36 @@ export const ROUTES = {
   createTripLocationBatch: { method: 'post', path: TRIP_LOCATION_BATCH_PATH, access: token(SCOPES.positionsWrite), direct: true },
   createVehicleGroup: { method: 'post', path: VEHICLE_GROUP_PATH, access: token(SCOPES.groupsWrite), direct: true },
   registerDevice: { method: 'post', path: DEVICES_PATH, access: token(SCOPES.devicesWrite) },
-  listDevices: { method: 'get', path: DEVICES_PATH, access: token(SCOPES.positionsRead) },
-  getVehicleGroup: { method: 'get', path: `${VEHICLE_GROUP_PATH}/:id`, access: token(SCOPES.groupsRead) },
-  listVehicleGroups: { method: 'get', path: `${FLEET_PATH}/vehicle-groups`, access: token(SCOPES.groupsRead) },
+  listDevices: { method: 'get', path: DEVICES_PATH, access: token(SCOPES.positionsRead), query: ['status', ...PAGE] },
+  getVehicleGroup: { method: 'get', path: `${VEHICLE_GROUP_PATH}/:id`, access: token(SCOPES.groupsRead), query: [] },
+  listVehicleGroups: { method: 'get', path: `${FLEET_PATH}/vehicle-groups`, access: token(SCOPES.groupsRead), query: PAGE },
   createGeofence: { method: 'post', path: GEOFENCES_PATH, access: token(SCOPES.geofencesWrite) },
-  listGeofences: { method: 'get', path: GEOFENCES_PATH, access: token(SCOPES.geofencesRead) },
-  getGeofence: { method: 'get', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesRead) },
+  listGeofences: { method: 'get', path: GEOFENCES_PATH, access: token(SCOPES.geofencesRead), query: PAGE },
+  getGeofence: { method: 'get', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesRead), query: [] },
   deleteGeofence: { method: 'delete', path: `${GEOFENCES_PATH}/:id`, access: token(SCOPES.geofencesWrite) },
-  listEvents: { method: 'get', path: EVENTS_PATH, access: token(SCOPES.eventsRead) },
-  streamEvents: { method: 'get', path: `${EVENTS_PATH}/stream`, access: token(SCOPES.eventsRead) },
+  listEvents: { method: 'get', path: EVENTS_PATH, access: token(SCOPES.eventsRead), query: ['imei', 'type', 'from', 'to', ...PAGE] },
+  streamEvents: { method: 'get', path: `${EVENTS_PATH}/stream`, access: token(SCOPES.eventsRead), query: ['imei', 'type'] },
   createWebhook: { method: 'post', path: WEBHOOKS_PATH, access: token(SCOPES.webhooksWrite) },
-  listWebhooks: { method: 'get', path: WEBHOOKS_PATH, access: token(SCOPES.webhooksWrite) },
-  getWebhook: { method: 'get', path: `${WEBHOOKS_PATH}/:id`, access: token(SCOPES.webhooksWrite) },
+  listWebhooks: { method: 'get', path: WEBHOOKS_PATH, access: token(SCOPES.webhooksWrite), query: PAGE },
+  getWebhook: { method: 'get', path: `${WEBHOOKS_PATH}/:id`, access: token(SCOPES.webhooksWrite), query: [] },
   deleteWebhook: { method: 'delete', path: `${WEBHOOKS_PATH}/:id`, access: token(SCOPES.webhooksWrite) },
-  streamPositions: { method: 'get', path: `${FLEET_PATH}/positions/stream`, access: token(SCOPES.positionsRead) },
-  getLastLocation: { method: 'get', path: `${DEVICES_PATH}/:imei/last-location`, access: token(SCOPES.positionsRead), direct: true },
-  listTripLocations: { method: 'get', path: `${DEVICES_PATH}/:imei/trip-locations`, access: token(SCOPES.positionsRead), direct: true },
+  streamPositions: { method: 'get', path: `${FLEET_PATH}/positions/stream`, access: token(SCOPES.positionsRead), query: ['imei'] },
+  getLastLocation: {
+    method: 'get',
+    path: `${DEVICES_PATH}/:imei/last-location`,
+    access: token(SCOPES.positionsRead),
+    direct: true,
+    query: [],
+  },
+  listTripLocations: {
+    method: 'get',
+    path: `${DEVICES_PATH}/:imei/trip-locations`,
+    access: token(SCOPES.positionsRead),
+    direct: true,
+    query: ['from', 'to', 'includeFiltered', ...PAGE],
+  },
   rotateDeviceKey: { method: 'post', path: `${DEVICES_PATH}/:imei/key`, access: token(SCOPES.devicesWrite) },
-  getDeviceStatus: { method: 'get', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.positionsRead) },
+  getDeviceStatus: { method: 'get', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.positionsRead), query: [] },
   updateDevice: { method: 'patch', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.devicesWrite) },
   removeDevice: { method: 'delete', path: `${DEVICES_PATH}/:imei`, access: token(SCOPES.devicesWrite) },
   osmandGet: { method: 'get', path: '/osmand/:key', access: PUBLIC },
