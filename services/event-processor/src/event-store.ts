@@ -81,16 +81,22 @@ const INSERT_DELIVERIES_AND_NOTIFY = `
   )
   SELECT pg_notify($3, $4), (SELECT count(*) FROM deliveries)::int AS deliveries`;
 
-// Rows a processor holds are skipped: a device with a position in flight is not silent.
+// Silence is measured from what was received and committed (device_last_locations.last_seen_at, which
+// the trip-writer moves in the commit of every position, filtered ones included), not only from what
+// this processor has caught up to: a processor lagging behind, or back from an outage, would otherwise
+// mark every active device offline, and raise deviceOnline for it a moment later. Rows a processor holds
+// are skipped: a device with a position in flight is not silent.
 const SWEEP_OFFLINE = `
   UPDATE event_device_states s SET offline = true
   FROM (
-    SELECT imei FROM event_device_states
-    WHERE NOT offline AND last_received_at < now() - make_interval(secs => $1)
-    ORDER BY imei LIMIT $2 FOR UPDATE SKIP LOCKED
+    SELECT st.imei, greatest(st.last_received_at, l.last_seen_at) AS last_received_at
+    FROM event_device_states st LEFT JOIN device_last_locations l ON l.imei = st.imei
+    WHERE NOT st.offline AND st.last_received_at < now() - make_interval(secs => $1)
+      AND (l.last_seen_at IS NULL OR l.last_seen_at < now() - make_interval(secs => $1))
+    ORDER BY st.imei LIMIT $2 FOR UPDATE OF st SKIP LOCKED
   ) due
   WHERE s.imei = due.imei
-  RETURNING s.imei, s.last_position_id, s.last_gps_time, s.latitude, s.longitude, s.last_received_at`;
+  RETURNING s.imei, s.last_position_id, s.last_gps_time, s.latitude, s.longitude, due.last_received_at`;
 
 /** Devices marked offline per sweep statement, so that one sweep never holds many row locks. */
 const SWEEP_CHUNK = 500;
