@@ -1,4 +1,4 @@
-import { polygonSchema } from './geofence.schema';
+import { ANTIMERIDIAN_PROBLEM, polygonSchema } from './geofence.schema';
 
 type Ring = Array<[number, number]>;
 
@@ -30,6 +30,20 @@ describe('a polygon ring', () => {
         [0, 0],
       ]),
     ).toEqual([]);
+  });
+
+  test('one crossing the antimeridian (170 to -170) is refused saying so, not read as the 340-degree band the other way', () => {
+    const crossing: Ring = [
+      [170, -10],
+      [-170, -10],
+      [-170, 10],
+      [170, 10],
+      [170, -10],
+    ];
+    expect(refusals(crossing)).toEqual([[ANTIMERIDIAN_PROBLEM, 0]]);
+    // The same place each side of it is taken.
+    expect(refusals(square(170, -10, 10))).toEqual([]);
+    expect(refusals(square(-180, -10, 10))).toEqual([]);
   });
 
   test('positions all on one line enclose nothing', () => {

@@ -32,10 +32,18 @@ function doubledArea(ring: readonly Position[]): number {
 const withoutRepeats = (ring: readonly Position[]) =>
   ring.filter((position, index) => index === 0 || !samePosition(position, ring[index - 1]!));
 
+/**
+ * Events are computed on the plane of the coordinates, where an edge from 170 to -170 runs 340 degrees
+ * west, not 20 east: a polygon crossing the antimeridian would be read as the band the other way round.
+ */
+export const ANTIMERIDIAN_PROBLEM =
+  'An edge must not span more than 180 degrees of longitude: a polygon crossing the antimeridian is not supported; split it into one each side';
+
 /** What is wrong with one ring on its own, if anything: `ring` is `positions` without their repeats. */
 function ringProblem(positions: readonly Position[], ring: readonly Position[]): string | undefined {
   if (positions.length < 4) return 'A ring needs at least 4 positions';
   if (!samePosition(positions[0]!, positions.at(-1)!)) return 'A ring must be closed: its last position its first';
+  if (ring.some((position, i) => i > 0 && Math.abs(position[0] - ring[i - 1]![0]) > 180)) return ANTIMERIDIAN_PROBLEM;
   const enclosesNothing = 'A ring must enclose an area: its positions all lie on one line';
   if (ring.length < 4) return enclosesNothing;
   // Crossing or touching itself: two edges that are not neighbours meet. (Two neighbours folding back
