@@ -168,6 +168,23 @@ describe('events from a scripted track', () => {
     ]);
   });
 
+  test('the speed limit that counts is the one in force when the processor applies the position, not at its receipt', async () => {
+    const [removed, added] = [uniqueDeviceImei(), uniqueDeviceImei()];
+    await api.patch(`${DEVICES_PATH}/${removed}`, { speedLimitKmh: 80 });
+    // Posted while no processor runs: a lag of however long the limits take to change.
+    await stack.eventProcessors.shift()!.stop();
+    const ids = [await api.postTrip(fix(removed, { speed: 85 })), await api.postTrip(fix(added, { speed: 85 }))];
+    await api.patch(`${DEVICES_PATH}/${removed}`, { speedLimitKmh: null });
+    await api.patch(`${DEVICES_PATH}/${added}`, { speedLimitKmh: 80 });
+    const config = eventProcessorConfig(stack.env);
+    stack.eventProcessors.push(await startEventProcessor(config, createLogger('event-processor', config.LOG_LEVEL)));
+    await processed(removed, ids[0]!);
+    await processed(added, ids[1]!);
+
+    expect(typesOf(await eventsOf(removed))).toEqual([]);
+    expect((await eventsOf(added)).map((e) => [e.type, e.attributes])).toEqual([['overspeed', { speed: 85, speedLimitKmh: 80 }]]);
+  });
+
   test('OsmAnd: the ignition parameter raises ignitionOn and ignitionOff', async () => {
     const imei = uniqueDeviceImei();
     const registered = await api.post(DEVICES_PATH, { imei });
