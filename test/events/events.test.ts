@@ -13,7 +13,6 @@ import { startTeltonika, type TeltonikaListener } from '../../services/teltonika
 import { gatewayConfig, start as startGateway } from '@fleet/gateway';
 import { eventProcessorConfig, start as startEventProcessor } from '@fleet/event-processor';
 import { createLogger } from '@fleet/shared/logger';
-import { MAX_SENDS_PER_WEBHOOK } from '../../services/event-processor/src/webhook-delivery';
 import { testClient, apiClient, type ApiClient } from '../support/api-client';
 import { eventually } from '../support/eventually';
 import { EventStream } from '../support/event-stream';
@@ -497,7 +496,7 @@ describe('webhooks', () => {
     }
   });
 
-  test('a receiver that never answers holds at most MAX_SENDS_PER_WEBHOOK sends, and another gets every event meanwhile', async () => {
+  test('a receiver that never answers holds one send at a time, and another gets every event meanwhile', async () => {
     // The requests it holds before the first of them times out (after 5 s): once sockets close, the
     // processor's count and this one's differ by the time a close takes to arrive.
     let held = 0;
@@ -541,7 +540,8 @@ describe('webhooks', () => {
       const delivered = () => new Set(healthy.received.map((r) => r.headers['x-fleet-event-id'] as string).filter((id) => ours.has(id)));
       await eventually(() => delivered().size === 200, 30_000, { what: 'every event at the receiver that answers' });
       expect(healthy.received.filter((r) => ours.has(r.headers['x-fleet-event-id'] as string))).toHaveLength(200);
-      expect(held).toBe(MAX_SENDS_PER_WEBHOOK);
+      // Never answered, it is never trusted with more sends than one.
+      expect(held).toBe(1);
     } finally {
       for (const id of created) await api.delete(`${WEBHOOKS_PATH}/${id}`);
       hanging.closeAllConnections();

@@ -1,9 +1,12 @@
 // Sends each event to the webhooks that want it: a signed JSON POST (shared/events/webhook-signature.ts),
 // delivered by any 2xx; anything else, or no answer in 5 s, is tried again after a pause that starts at
 // WEBHOOK_FIRST_RETRY_AFTER and doubles up to 5 minutes, until WEBHOOK_RETRY_FOR after the event, when it
-// is dropped. Sends run side by side, each on its own timeout, and a webhook has at most
-// MAX_SENDS_PER_WEBHOOK of them at once, so a receiver that hangs holds that many and delays only its own
-// events; the pending work is in PostgreSQL, so a restart loses none of it.
+// is dropped. Sends run side by side, each on its own timeout. A webhook has at most MAX_SENDS_PER_WEBHOOK
+// of them at once once its receiver has answered, one until then, and one again after a send of it went
+// unanswered past SLOW_AFTER_MS or failed; and the processor's shared MAX_IN_FLIGHT counts only the sends
+// not yet past SLOW_AFTER_MS. So however many receivers hang, each holds one send and no shared slot past
+// a second, and they delay only their own events; the pending work is in PostgreSQL, so a restart loses
+// none of it.
 import http from 'node:http';
 import https from 'node:https';
 import type { Pool } from 'pg';
@@ -17,8 +20,13 @@ export const SEND_TIMEOUT_MS = 5000;
 /** Bytes of a receiver's answer read at most: only its status counts, and an endless body is cut off here. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 const MAX_PAUSE_MS = 5 * 60_000;
-/** Sends in flight at once, per processor. */
+/** Sends in flight at once and answered in time, per processor: those past SLOW_AFTER_MS are not counted. */
 export const MAX_IN_FLIGHT = 128;
+/**
+ * A send unanswered this long no longer holds a shared slot, and its webhook is slow: the longest a
+ * healthy receiver's event waits behind receivers that hang.
+ */
+export const SLOW_AFTER_MS = 1000;
 /**
  * Sends in flight at once to one webhook, per processor: enough for a receiver answering in 10 ms to take
  * some 1,600 events a second, and few enough that receivers which never answer leave the others most of
@@ -102,8 +110,12 @@ export interface RunningDelivery {
 export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDelivery {
   const { pool, logger, metrics } = options;
   const inFlight = new Set<Promise<void>>();
+  /** Sends in flight and not yet past SLOW_AFTER_MS: what MAX_IN_FLIGHT counts. */
+  let answering = 0;
   /** Sends in flight by webhook id. */
   const sending = new Map<number, number>();
+  /** Webhooks whose receivers answered their last send in time: MAX_SENDS_PER_WEBHOOK each; any other, one. */
+  const answered = new Set<number>();
   /** Webhooks a claim gave all the sends they had room for: more of theirs may be due. */
   const capped = new Set<number>();
   /** The last claim took all the room this processor had: more may be due. */
@@ -119,6 +131,8 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
     let failure: string;
     try {
       const status = await postEvent(delivery, options.allowPrivate, agents);
+      // It answered: whatever it said, it is not hanging.
+      answered.add(delivery.webhookId);
       if (status >= 200 && status < 300) {
         await forgetDelivery(pool, delivery);
         metrics.delivery('delivered');
@@ -127,6 +141,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
       failure = `answered ${status}`;
     } catch (error) {
       failure = (error as Error).message;
+      answered.delete(delivery.webhookId);
     }
     const pauseMs = retryPauseMs(delivery.attempt, options.firstRetryAfterMs);
     if (Date.now() + pauseMs - delivery.since > options.retryForMs) {
@@ -159,7 +174,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
     const sends = (sending.get(webhookId) ?? 1) - 1;
     if (sends === 0) sending.delete(webhookId);
     else sending.set(webhookId, sends);
-    if ((capped.has(webhookId) && sends <= MAX_SENDS_PER_WEBHOOK / 2) || (filled && inFlight.size <= MAX_IN_FLIGHT / 2)) {
+    if ((capped.has(webhookId) && sends <= MAX_SENDS_PER_WEBHOOK / 2) || (filled && answering <= MAX_IN_FLIGHT / 2)) {
       capped.delete(webhookId);
       filled = false;
       schedule(0);
@@ -173,12 +188,15 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
       return;
     }
     claimAgain = false;
-    const room = MAX_IN_FLIGHT - inFlight.size;
+    const room = MAX_IN_FLIGHT - answering;
     // The sends in flight as the claim is made, which set each webhook's room in it.
     const sendingThen = new Map(sending);
+    const answeringThen = new Set(answered);
     let claimed: Delivery[] = [];
     claiming = (async () => {
-      if (room > 0) claimed = await claimDue(pool, { limit: room, perWebhook: MAX_SENDS_PER_WEBHOOK, sending: sendingThen });
+      if (room > 0) {
+        claimed = await claimDue(pool, { limit: room, perWebhook: MAX_SENDS_PER_WEBHOOK, sending: sendingThen, answering: answeringThen });
+      }
     })();
     try {
       await claiming;
@@ -191,16 +209,36 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): RunningDe
     const given = new Map<number, number>();
     for (const { webhookId } of claimed) given.set(webhookId, (given.get(webhookId) ?? 0) + 1);
     for (const [webhookId, count] of given) {
-      if (count === MAX_SENDS_PER_WEBHOOK - (sendingThen.get(webhookId) ?? 0)) capped.add(webhookId);
+      const allowed = answeringThen.has(webhookId) ? MAX_SENDS_PER_WEBHOOK : 1;
+      if (count === allowed - (sendingThen.get(webhookId) ?? 0)) capped.add(webhookId);
     }
     for (const delivery of claimed) {
       sending.set(delivery.webhookId, (sending.get(delivery.webhookId) ?? 0) + 1);
+      answering += 1;
+      let counted = true;
+      const release = () => {
+        if (!counted) return;
+        counted = false;
+        answering -= 1;
+      };
+      // Unanswered past SLOW_AFTER_MS: the slot is handed back and the webhook set aside.
+      const slowTimer = setTimeout(() => {
+        release();
+        answered.delete(delivery.webhookId);
+        if (filled) {
+          filled = false;
+          schedule(0);
+        }
+      }, SLOW_AFTER_MS);
+      slowTimer.unref();
       const sent = send(delivery)
         .catch((error: Error) =>
           // Its lease runs out and it is sent again: at least once.
           logger.warn({ err: error.message, eventId: delivery.event.id }, 'could not record a webhook delivery'),
         )
         .finally(() => {
+          clearTimeout(slowTimer);
+          release();
           inFlight.delete(sent);
           ended(delivery.webhookId);
         });

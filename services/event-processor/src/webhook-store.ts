@@ -18,10 +18,11 @@ export interface Delivery {
   event: FleetEvent;
 }
 
-// Each webhook offers its oldest due deliveries, up to the sends it may still start ($3 less those this
-// processor has in flight to it, listed in $4 and $5), and the oldest of those offers are claimed, up to
-// $1 in all. A webhook whose receiver hangs is at its limit and offers none: the others' deliveries are
-// claimed past its backlog, however long.
+// Each webhook offers its oldest due deliveries, up to the sends it may still start ($3 for a webhook
+// whose receiver has answered, listed in $6; one for any other; less those this processor has in flight
+// to it, listed in $4 and $5), and the oldest of those offers are claimed, up to $1 in all. A webhook
+// whose receiver hangs is at its limit and offers none: the others' deliveries are claimed past its
+// backlog, however long.
 const CLAIM_DUE = `
   WITH due AS (
     SELECT d.webhook_id, d.event_id, d.next_attempt_at
@@ -30,7 +31,7 @@ const CLAIM_DUE = `
     CROSS JOIN LATERAL (
       SELECT webhook_id, event_id, next_attempt_at FROM webhook_deliveries
       WHERE webhook_id = w.id AND next_attempt_at <= now()
-      ORDER BY next_attempt_at LIMIT greatest($3 - coalesce(sending.sends, 0), 0)
+      ORDER BY next_attempt_at LIMIT greatest(CASE WHEN w.id = ANY($6::bigint[]) THEN $3 ELSE 1 END - coalesce(sending.sends, 0), 0)
       FOR UPDATE SKIP LOCKED
     ) d
     ORDER BY d.next_attempt_at LIMIT $1
@@ -48,16 +49,18 @@ const CLAIM_DUE = `
 export interface ClaimLimits {
   /** Deliveries to claim at most. */
   limit: number;
-  /** Sends one webhook may have in flight from this processor. */
+  /** Sends one webhook whose receiver answered (in `answering`) may have in flight from this processor; any other, one. */
   perWebhook: number;
+  /** The webhooks whose receivers answer: the others are sent one event at a time. */
+  answering: ReadonlySet<number>;
   /** Sends this processor has in flight, by webhook id. */
   sending: ReadonlyMap<number, number>;
 }
 
-export async function claimDue(pool: Pool, { limit, perWebhook, sending }: ClaimLimits): Promise<Delivery[]> {
+export async function claimDue(pool: Pool, { limit, perWebhook, sending, answering }: ClaimLimits): Promise<Delivery[]> {
   const { rows } = await pool.query<EventRow & { webhook_id: string; attempts: number; since: Date; url: string; secret: string }>(
     CLAIM_DUE,
-    [limit, CLAIM_LEASE_S, perWebhook, [...sending.keys()], [...sending.values()]],
+    [limit, CLAIM_LEASE_S, perWebhook, [...sending.keys()], [...sending.values()], [...answering]],
   );
   return rows.map((row) => ({
     webhookId: Number(row.webhook_id),
