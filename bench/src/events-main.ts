@@ -1,7 +1,8 @@
 // `npm run bench:events`: the events scenario on a stack of its own (the launcher's, as `npm start` runs
 // it): BENCH_EVENTS_RATE paced trip creates a second for BENCH_EVENTS_SECONDS from 1,000 devices, each
-// toggling its ignition, then the events' rate, their delay and the processor's CPU (events-bench.ts).
-// Saved in bench/results/events.json and written into docs/performance.md.
+// toggling its ignition, then the events' rate, their delay and the processor's CPU (events-bench.ts);
+// then what the worst geofence set the limits allow costs a fix against none (geofence-cost.ts). Saved in
+// bench/results/events.json and geofence-cost.json, and written into docs/performance.md.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { benchToken } from './bench-requests';
@@ -12,6 +13,7 @@ import { freePortRun } from '@fleet/local-stack/local-ports';
 import { saveResults } from './docs-section';
 import { EVENTS_SECTION, eventsTable, type EventsRun } from './events-bench';
 import { startPacedStack } from './bench-stack';
+import { GEOFENCE_COST_SECTION, geofenceCost, geofenceCostTable } from './geofence-cost';
 import { load, repoRoot, type LoadRequest } from './load-driver';
 import { listenerPid, processCpuSeconds } from './process-cpu';
 
@@ -118,6 +120,14 @@ async function main(): Promise<void> {
       results: result,
       section: EVENTS_SECTION,
       table: eventsTable(result),
+    });
+    const cost = await geofenceCost({ gatewayUrl, token, pool, processorPid: processor, log }, run);
+    saveResults({
+      resultsDir: env.BENCH_RESULTS_DIR,
+      file: 'geofence-cost.json',
+      results: cost,
+      section: GEOFENCE_COST_SECTION,
+      table: geofenceCostTable(cost),
     });
   } finally {
     await pool.end();

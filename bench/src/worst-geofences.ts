@@ -27,7 +27,7 @@ function frame(count: number, west: number, south: number, east: number, north: 
  * north one, so that a line along any latitude but the northmost meets two edges a notch.
  */
 export function combRing(count: number, west: number, south: number, east: number, north: number): number[][] {
-  const notches = Math.floor((count - 5) / 4);
+  const notches = Math.floor((count - 6) / 4);
   const width = (east - west) / notches;
   const top = north - (north - south) * 0.01;
   const ring: number[][] = [[west, south]];
@@ -35,7 +35,8 @@ export function combRing(count: number, west: number, south: number, east: numbe
     const [a, b] = [west + (n + 0.25) * width, west + (n + 0.75) * width];
     ring.push([a, south], [a, top], [b, top], [b, south]);
   }
-  ring.push([east, south], [east, north], [west, north], [west, south]);
+  // The north edge in two, so that no edge spans more than 180 degrees of longitude (geofence.schema.ts).
+  ring.push([east, south], [east, north], [(east + west) / 2, north], [west, north], [west, south]);
   return ring;
 }
 

@@ -86,8 +86,8 @@ test('each geofence comes with its area, the box it lies in, its speed limit and
     speedLimitKmh: 30,
     contains: expect.any(Function),
   });
-  expect(index.inside(106.8, -6.2).map((each) => each.id)).toContain(id);
-  expect(index.inside(106.8, -6.21).map((each) => each.id)).not.toContain(id);
+  expect(index.inside(106.8, -6.2).ids).toContain(id);
+  expect(index.inside(106.8, -6.21).ids).not.toContain(id);
   expect(geofence!.bounds.west).toBeLessThan(106.8);
   expect(geofence!.bounds.east).toBeGreaterThan(106.8);
 });

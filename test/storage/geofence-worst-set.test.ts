@@ -10,7 +10,7 @@ import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { geofenceRequestSchema } from '@fleet/gateway/geofences/geofence.schema';
 import { containsPoint } from '../../services/event-processor/src/geofence-area';
 import { createEventMetrics } from '../../services/event-processor/src/metrics';
-import { positionProcessor } from '../../services/event-processor/src/process-positions';
+import { positionProcessor, TRANSACTION_EVENTS } from '../../services/event-processor/src/process-positions';
 import { seeded, worstGeofenceSet } from '../../bench/src/worst-geofences';
 import { privateDatabase, type PrivateDatabase } from '../support/private-database';
 
@@ -114,6 +114,40 @@ test('2,000 fixes against the worst geofence set the limits allow are all proces
     }
   } finally {
     await metrics.close();
+    await pool.end();
+  }
+}, 180_000);
+
+test('first fixes of many devices at once, each entering thousands of geofences, are all applied across transactions of bounded events', async () => {
+  const pool = createPool({
+    connectionString: database.url,
+    max: 4,
+    applicationName: 'test',
+    idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  });
+  const registry = createMetricsRegistry('event-processor');
+  try {
+    const process = positionProcessor({
+      pool,
+      logger: createLogger('test', 'warn'),
+      metrics: createEventMetrics(registry, pool),
+      defaultSpeedLimitKmh: 0,
+    });
+    const [longitude, latitude] = places[0]!;
+    const firsts = Array.from({ length: 20 }, (_, i) => ({
+      ...fixes()[0]!,
+      id: 10_000 + i,
+      imei: `35693803565${String(i).padStart(4, '0')}`,
+    }));
+    await process(firsts);
+    const inside = set.filter((fence) => containsPoint(fence.area, longitude!, latitude!)).length;
+    // More than TRANSACTION_EVENTS in all: more than one transaction.
+    expect(inside * firsts.length).toBeGreaterThan(TRANSACTION_EVENTS);
+    const { rows } = await database.pool.query<{ imei: string; n: number }>(
+      "SELECT imei, count(*)::int AS n FROM events WHERE type = 'geofenceEnter' AND imei LIKE '35693803565%' GROUP BY imei ORDER BY imei",
+    );
+    expect(rows.map((row) => row.n)).toEqual(firsts.map(() => inside));
+  } finally {
     await pool.end();
   }
 }, 180_000);

@@ -36,9 +36,19 @@ export interface Geofence {
 
 export type RaisedEvent = Omit<FleetEvent, 'id' | 'createdAt'>;
 
+/** The geofences a fix lies in, as the rules read them: found once, read without touching each geofence again. */
+export interface Placement {
+  /** Their ids, in order. */
+  ids: number[];
+  /** The geofence of ids[k]. */
+  geofence(k: number): Geofence;
+  /** The lowest of their speed limits; undefined when none has one. */
+  lowestLimitKmh: number | undefined;
+}
+
 export interface RuleContext {
-  /** The geofences the fix lies in, in id order: placed before the batch's transaction (geofence-index.ts). */
-  inside: readonly Geofence[];
+  /** The geofences the fix lies in: placed before the batch's transaction (geofence-index.ts). */
+  inside: Placement;
   /** Every geofence by id: a fix leaving one names it. */
   geofences: ReadonlyMap<number, Geofence>;
   /** The device's own limit or, without one, OVERSPEED_LIMIT_KMH; undefined: no limit. */
@@ -55,12 +65,9 @@ export interface Applied {
 }
 
 /** The lowest of the device's limit and those of the geofences the fix is in. */
-function limitAt(context: RuleContext, inside: readonly Geofence[]): number | undefined {
-  let limit = context.speedLimitKmh;
-  for (const fence of inside) {
-    if (fence.speedLimitKmh !== null && (limit === undefined || fence.speedLimitKmh < limit)) limit = fence.speedLimitKmh;
-  }
-  return limit;
+function limitAt(context: RuleContext): number | undefined {
+  const [own, inside] = [context.speedLimitKmh, context.inside.lowestLimitKmh];
+  return own === undefined ? inside : inside === undefined ? own : Math.min(own, inside);
 }
 
 export function applyPosition(before: DeviceState | undefined, position: PositionEvent, context: RuleContext): Applied {
@@ -92,19 +99,19 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
   }
 
   // Both lists are in id order: one pass finds the geofences left and those entered.
-  const inside = context.inside;
+  const { ids: inside } = context.inside;
   const wasInside = before?.geofenceIds ?? [];
   const exits: Geofence[] = [];
   const enters: Geofence[] = [];
   let changed = false;
   for (let i = 0, j = 0; i < wasInside.length || j < inside.length;) {
-    if (j >= inside.length || (i < wasInside.length && wasInside[i]! < inside[j]!.id)) {
+    if (j >= inside.length || (i < wasInside.length && wasInside[i]! < inside[j]!)) {
       // A geofence deleted since is forgotten without an exit: it no longer exists to be left.
       const left = context.geofences.get(wasInside[i++]!);
       if (left) exits.push(left);
       changed = true;
-    } else if (i >= wasInside.length || inside[j]!.id < wasInside[i]!) {
-      enters.push(inside[j++]!);
+    } else if (i >= wasInside.length || inside[j]! < wasInside[i]!) {
+      enters.push(context.inside.geofence(j++));
       changed = true;
     } else {
       i += 1;
@@ -115,7 +122,7 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
   for (const fence of enters) raise('geofenceEnter', { geofenceId: fence.id, geofenceName: fence.name });
 
   let overspeed = before?.overspeed ?? false;
-  const limit = limitAt(context, inside);
+  const limit = limitAt(context);
   if (position.speed !== null) {
     const above = limit !== undefined && position.speed > limit;
     if (above && !overspeed) raise('overspeed', { speed: position.speed, speedLimitKmh: limit });
@@ -133,7 +140,7 @@ export function applyPosition(before: DeviceState | undefined, position: Positio
       ignition,
       overspeed,
       // Unchanged, the list is kept: a fix inside thousands of geofences makes no new one.
-      geofenceIds: before && !changed ? before.geofenceIds : inside.map((fence) => fence.id),
+      geofenceIds: before && !changed ? before.geofenceIds : inside,
       offline: false,
     },
     events,

@@ -23,11 +23,56 @@ interface StateRow {
   longitude: number;
   ignition: boolean | null;
   overspeed: boolean;
-  geofence_ids: string[];
+  /** As text, and only when it is not the list `held` already has for this state (see SELECT_STATES). */
+  geofence_ids: string | null;
   offline: boolean;
 }
 
-const toState = (row: StateRow): DeviceState => ({
+/**
+ * Each device's geofence list as this processor last read or wrote it, with the position its state was
+ * at: SELECT_STATES then sends a list only when the stored state is at another position. At most
+ * HELD_IDS ids in all are held, the least lately written device forgotten first (a device forgotten is
+ * read whole again).
+ */
+type Held = ReadonlyMap<string, { lastPositionId: number; ids: number[] }>;
+
+export class HeldGeofences {
+  private readonly held = new Map<string, { lastPositionId: number; ids: number[] }>();
+
+  private ids = 0;
+
+  constructor(private readonly capacity = HELD_IDS) {}
+
+  /** What is held of these devices, as it is now. */
+  of(imeis: readonly string[]): Held {
+    return new Map(imeis.flatMap((imei) => (this.held.has(imei) ? [[imei, this.held.get(imei)!] as const] : [])));
+  }
+
+  remember(states: readonly DeviceState[]): void {
+    for (const state of states) {
+      this.forget(state.imei);
+      this.held.set(state.imei, { lastPositionId: state.lastPositionId, ids: state.geofenceIds });
+      this.ids += state.geofenceIds.length;
+      while (this.ids > this.capacity && this.held.size > 0) this.forget(this.held.keys().next().value!);
+    }
+  }
+
+  private forget(imei: string): void {
+    this.ids -= this.held.get(imei)?.ids.length ?? 0;
+    this.held.delete(imei);
+  }
+}
+
+/**
+ * Ids held at most, some 16 MiB: a fleet's devices each inside a few geofences, or a few thousand devices
+ * inside thousands (the worst set the limits allow puts every fix in some 2,700).
+ */
+const HELD_IDS = 2_000_000;
+
+/** `{1,2,3}`, bigint[]'s text, as numbers: far cheaper than the driver's parser of arrays for thousands of ids. */
+const idsOf = (text: string): number[] => (text === '{}' ? [] : text.slice(1, -1).split(',').map(Number));
+
+const toState = (row: StateRow, held: Held): DeviceState => ({
   imei: row.imei,
   lastPositionId: Number(row.last_position_id),
   lastGpsTime: row.last_gps_time.getTime(),
@@ -36,14 +81,25 @@ const toState = (row: StateRow): DeviceState => ({
   longitude: row.longitude,
   ignition: row.ignition,
   overspeed: row.overspeed,
-  geofenceIds: row.geofence_ids.map(Number),
+  geofenceIds: row.geofence_ids === null ? held.get(row.imei)!.ids : idsOf(row.geofence_ids),
   offline: row.offline,
 });
 
+// A state's geofence list is sent only when the processor does not hold it already: a device inside
+// thousands of geofences has thousands of ids, and reading them for every batch cost more than the rest of
+// its fix. The list held is the one written with the state's last_position_id ($2, $3): a state at that
+// position has that list, whoever wrote it, since a position is applied once.
 const SELECT_STATES = `
-  SELECT imei, last_position_id, last_gps_time, last_received_at, latitude, longitude, ignition, overspeed,
-         geofence_ids, offline
-  FROM event_device_states WHERE imei = ANY($1::text[]) ORDER BY imei FOR UPDATE`;
+  SELECT s.imei, s.last_position_id, s.last_gps_time, s.last_received_at, s.latitude, s.longitude, s.ignition, s.overspeed,
+         CASE WHEN h.last_position_id IS DISTINCT FROM s.last_position_id THEN s.geofence_ids::text END AS geofence_ids, s.offline
+  FROM event_device_states s LEFT JOIN unnest($2::text[], $3::bigint[]) AS h(imei, last_position_id) ON h.imei = s.imei
+  WHERE s.imei = ANY($1::text[]) ORDER BY s.imei FOR UPDATE OF s`;
+
+/**
+ * A state whose geofence list is as it was read is written with this one instead ($9 of UPSERT_STATES),
+ * and the stored list is kept: no geofence id is negative.
+ */
+const KEEP_GEOFENCES = '{-1}';
 
 // A device's own limit is read in the same round trip as the states, which it does not lock.
 const SELECT_LIMITS = `SELECT imei, speed_limit_kmh FROM device_settings WHERE imei = ANY($1::text[]) AND speed_limit_kmh IS NOT NULL`;
@@ -59,7 +115,8 @@ const UPSERT_STATES = `
   ON CONFLICT (imei) DO UPDATE SET
     last_position_id = excluded.last_position_id, last_gps_time = excluded.last_gps_time,
     last_received_at = excluded.last_received_at, latitude = excluded.latitude, longitude = excluded.longitude,
-    ignition = excluded.ignition, overspeed = excluded.overspeed, geofence_ids = excluded.geofence_ids,
+    ignition = excluded.ignition, overspeed = excluded.overspeed,
+    geofence_ids = CASE WHEN excluded.geofence_ids = '${KEEP_GEOFENCES}' THEN event_device_states.geofence_ids ELSE excluded.geofence_ids END,
     offline = excluded.offline`;
 
 const INSERT_EVENTS = `
@@ -143,18 +200,19 @@ export interface BatchWork {
 }
 
 /** One batch in one transaction: the states locked and read, the rules applied, states and events written. */
-export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork): Promise<Inserted> {
-  return inTransaction(pool, async (client) => {
+export async function processBatch(pool: Pool, imeis: readonly string[], work: BatchWork, held: HeldGeofences): Promise<Inserted> {
+  let written: DeviceState[] = [];
+  const known = held.of(imeis);
+  const inserted = await inTransaction(pool, async (client) => {
     const [rows, limits] = await Promise.all([
       // Unnamed, unlike the writes: a lookup by a list of devices named on a near-empty table keeps a
       // sequential scan as its generic plan while the table grows (docs/performance-history.md, "The quiet fleet").
-      client.query<StateRow>(SELECT_STATES, [imeis]),
+      client.query<StateRow>(SELECT_STATES, [imeis, [...known.keys()], [...known.values()].map((each) => each.lastPositionId)]),
       client.query<{ imei: string; speed_limit_kmh: number }>(SELECT_LIMITS, [imeis]),
     ]);
-    const { states, events } = work.apply(
-      new Map(rows.rows.map((row) => [row.imei, toState(row)])),
-      new Map(limits.rows.map((row) => [row.imei, row.speed_limit_kmh])),
-    );
+    const read = new Map(rows.rows.map((row) => [row.imei, toState(row, known)]));
+    const { states, events } = work.apply(read, new Map(limits.rows.map((row) => [row.imei, row.speed_limit_kmh])));
+    written = states;
     if (states.length) {
       await client.query({
         name: 'events-upsert-states',
@@ -168,13 +226,16 @@ export async function processBatch(pool: Pool, imeis: readonly string[], work: B
           states.map((s) => s.longitude),
           states.map((s) => s.ignition),
           states.map((s) => s.overspeed),
-          states.map((s) => `{${s.geofenceIds.join(',')}}`),
+          // The rules keep a list that did not change as the very one read.
+          states.map((s) => (s.geofenceIds === read.get(s.imei)?.geofenceIds ? KEEP_GEOFENCES : `{${s.geofenceIds.join(',')}}`)),
           states.map((s) => s.offline),
         ],
       });
     }
     return insertEvents(client, events);
   });
+  held.remember(written);
+  return inserted;
 }
 
 const GEOFENCES_VERSION = "SELECT count(*) || ':' || coalesce(max(id), 0) AS version FROM geofences";

@@ -6,7 +6,7 @@
 // the great-circle distance computed only within rounding of its edge.
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { boundsOf, containsPoint, inBounds, type GeofenceArea } from './geofence-area';
-import type { Geofence } from './device-rules';
+import type { Geofence, Placement } from './device-rules';
 import { indexRing } from './ring-index';
 
 const CELL_DEGREES = 5;
@@ -63,23 +63,23 @@ export interface GeofenceIndex {
   /** Every geofence by id: a fix leaving one names it. */
   byId: ReadonlyMap<number, Geofence>;
   /** The geofences the fix lies in, by id. */
-  inside(longitude: number, latitude: number): Geofence[];
+  inside(longitude: number, latitude: number): Placement;
 }
 
 const column = (longitude: number) => Math.min(COLUMNS - 1, Math.max(0, Math.floor((longitude + 180) / CELL_DEGREES)));
 const row = (latitude: number) => Math.min(ROWS - 1, Math.max(0, Math.floor((latitude + 90) / CELL_DEGREES)));
 
-/** `a` and `b` merged, both in id order. */
-function mergeById(a: Geofence[], b: Geofence[]): Geofence[] {
+/** `a` and `b` merged: both ordinals in ascending order, so the answer is too. */
+function merged(a: number[], b: number[]): number[] {
   if (a.length === 0) return b;
   if (b.length === 0) return a;
-  const merged: Geofence[] = [];
+  const out: number[] = [];
   let i = 0;
   let j = 0;
-  while (i < a.length && j < b.length) merged.push(a[i]!.id < b[j]!.id ? a[i++]! : b[j++]!);
-  while (i < a.length) merged.push(a[i++]!);
-  while (j < b.length) merged.push(b[j++]!);
-  return merged;
+  while (i < a.length && j < b.length) out.push(a[i]! < b[j]! ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }
 
 /**
@@ -90,7 +90,11 @@ class WideCircles {
   private readonly vectors: Float64Array;
   private readonly cosines: Float64Array;
 
-  constructor(private readonly fences: readonly Geofence[]) {
+  /** `ordinals`: each circle's place among every geofence, ascending. */
+  constructor(
+    private readonly fences: readonly Geofence[],
+    private readonly ordinals: Int32Array,
+  ) {
     this.vectors = new Float64Array(fences.length * 3);
     this.cosines = new Float64Array(fences.length);
     fences.forEach((fence, k) => {
@@ -100,44 +104,65 @@ class WideCircles {
     });
   }
 
-  inside(longitude: number, latitude: number, [x, y, z]: UnitVector): Geofence[] {
-    const found: Geofence[] = [];
+  inside(longitude: number, latitude: number, [x, y, z]: UnitVector): number[] {
+    const found: number[] = [];
     const { vectors, cosines } = this;
     for (let k = 0; k < cosines.length; k += 1) {
       const dot = vectors[k * 3]! * x + vectors[k * 3 + 1]! * y + vectors[k * 3 + 2]! * z;
       const cosine = cosines[k]!;
       // A circle's box holds all of it, so only its own test is made.
       if (Math.abs(dot - cosine) > DOT_ROUNDING ? dot > cosine : containsPoint(this.fences[k]!.area, longitude, latitude))
-        found.push(this.fences[k]!);
+        found.push(this.ordinals[k]!);
     }
     return found;
   }
 }
 
-/** The index of `geofences`, which must come in id order. */
+/**
+ * The index of `geofences`, which must come in id order. A fix's answer is a list of ordinals (places in
+ * that order) read into ids and limits from flat arrays: a geofence's own object is read only to test a
+ * polygon or a small area, or to name one entered, since on this scale each object read is a cache miss.
+ */
 export function indexGeofences(geofences: readonly Geofence[]): GeofenceIndex {
-  const widePolygons: Geofence[] = [];
-  const wideCircles: Geofence[] = [];
-  const cells: Geofence[][] = Array.from({ length: COLUMNS * ROWS }, () => []);
-  for (const fence of geofences) {
+  const ids = Float64Array.from(geofences, (fence) => fence.id);
+  const limits = Float64Array.from(geofences, (fence) => fence.speedLimitKmh ?? NaN);
+  const widePolygons: number[] = [];
+  const wideCircles: number[] = [];
+  const cells: number[][] = Array.from({ length: COLUMNS * ROWS }, () => []);
+  geofences.forEach((fence, ordinal) => {
     const { west, south, east, north } = fence.bounds;
     const [c0, c1, r0, r1] = [column(west), column(east), row(south), row(north)];
     if ((c1 - c0 + 1) * (r1 - r0 + 1) > WIDE_CELLS) {
-      (fence.area.type === 'Circle' ? wideCircles : widePolygons).push(fence);
-      continue;
+      (fence.area.type === 'Circle' ? wideCircles : widePolygons).push(ordinal);
+      return;
     }
-    for (let r = r0; r <= r1; r += 1) for (let c = c0; c <= c1; c += 1) cells[r * COLUMNS + c]!.push(fence);
-  }
-  const circles = new WideCircles(wideCircles);
-  const tested = (fences: readonly Geofence[], longitude: number, latitude: number, point: UnitVector) =>
-    fences.filter((fence) => fence.contains(longitude, latitude, point));
+    for (let r = r0; r <= r1; r += 1) for (let c = c0; c <= c1; c += 1) cells[r * COLUMNS + c]!.push(ordinal);
+  });
+  const circles = new WideCircles(
+    wideCircles.map((ordinal) => geofences[ordinal]!),
+    Int32Array.from(wideCircles),
+  );
+  const tested = (ordinals: readonly number[], longitude: number, latitude: number, point: UnitVector) =>
+    ordinals.filter((ordinal) => geofences[ordinal]!.contains(longitude, latitude, point));
   return {
     byId: new Map(geofences.map((fence) => [fence.id, fence])),
     inside(longitude, latitude) {
       const point = unitVector(longitude, latitude);
       const near = tested(cells[row(latitude) * COLUMNS + column(longitude)]!, longitude, latitude, point);
-      // Each list is in id order: merged, the answer is too.
-      return mergeById(mergeById(near, tested(widePolygons, longitude, latitude, point)), circles.inside(longitude, latitude, point));
+      const found = merged(merged(near, tested(widePolygons, longitude, latitude, point)), circles.inside(longitude, latitude, point));
+      const placedIds = new Array<number>(found.length);
+      let lowestLimitKmh = Infinity;
+      for (let k = 0; k < found.length; k += 1) {
+        placedIds[k] = ids[found[k]!]!;
+        const limit = limits[found[k]!]!;
+        // NaN, no limit, is never lower.
+        if (limit < lowestLimitKmh) lowestLimitKmh = limit;
+      }
+      return {
+        ids: placedIds,
+        lowestLimitKmh: lowestLimitKmh === Infinity ? undefined : lowestLimitKmh,
+        geofence: (k) => geofences[found[k]!]!,
+      };
     },
   };
 }

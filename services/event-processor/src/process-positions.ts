@@ -10,8 +10,8 @@ import type { Pool } from 'pg';
 import { coalesce } from '@fleet/shared/coalesce';
 import type { Logger } from '@fleet/shared/logger';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
-import { applyPosition, type DeviceState, type Geofence, type RaisedEvent } from './device-rules';
-import { geofenceCache, processBatch } from './event-store';
+import { applyPosition, type DeviceState, type Geofence, type Placement, type RaisedEvent } from './device-rules';
+import { geofenceCache, HeldGeofences, processBatch } from './event-store';
 import { mapInSlices } from './geofence-index';
 import type { EventMetrics } from './metrics';
 
@@ -20,6 +20,12 @@ import type { EventMetrics } from './metrics';
  * batch that overran is split rather than tried again whole; each that commits doubles it back.
  */
 export const TRANSACTION_POSITIONS = 500;
+/**
+ * The most events one transaction raises before it stops taking positions (those left go to the next):
+ * a device's first fix inside the worst set the limits allow enters thousands of geofences at once, and
+ * 500 such fixes would be over a million events in one statement.
+ */
+export const TRANSACTION_EVENTS = 20_000;
 
 export interface PositionProcessorOptions {
   pool: Pool;
@@ -48,6 +54,7 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
   const { pool, metrics } = options;
   const geofences = geofenceCache(pool);
   let transactionPositions = TRANSACTION_POSITIONS;
+  const held = new HeldGeofences();
   const processTogether = coalesce<PositionEvent, void>(async (positions) => {
     await processPositions(positions);
     return positions.map(() => undefined);
@@ -59,8 +66,6 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
   async function processPositions(positions: PositionEvent[]): Promise<void> {
     const sorted = [...positions].sort((a, b) => a.id - b.id);
     const index = await geofences();
-    const placed = await mapInSlices(sorted, (position) => index.inside(position.longitude, position.latitude));
-    const insideOf = new Map(sorted.map((position, i) => [position, placed[i]!]));
     const byDevice = new Map<string, PositionEvent[]>();
     for (const position of sorted) {
       let its = byDevice.get(position.imei);
@@ -79,8 +84,15 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
         if (taken.length === its.length) devices.shift();
         else devices[0] = [imei, its.slice(taken.length)];
       }
+      // Placed a transaction at a time: a fix inside thousands of geofences carries thousands of ids, and a
+      // batch caught up after a lag holds thousands of fixes.
+      const fixes = [...transaction.values()].flat();
+      const placed = await mapInSlices(fixes, (position) => index.inside(position.longitude, position.latitude));
+      const insideOf = new Map(fixes.map((position, i) => [position, placed[i]!]));
       try {
-        await applyInTransaction(transaction, insideOf, index.byId);
+        const left = await applyInTransaction(transaction, insideOf, index.byId);
+        // What a transaction left for lack of room goes first into the next, in the device's order.
+        devices.unshift(...left);
       } catch (error) {
         transactionPositions = Math.max(1, Math.floor(transactionPositions / 2));
         throw error;
@@ -91,40 +103,52 @@ export function positionProcessor(options: PositionProcessorOptions): (positions
 
   async function applyInTransaction(
     byDevice: ReadonlyMap<string, PositionEvent[]>,
-    insideOf: ReadonlyMap<PositionEvent, Geofence[]>,
+    insideOf: ReadonlyMap<PositionEvent, Placement>,
     geofencesById: ReadonlyMap<number, Geofence>,
-  ): Promise<void> {
+  ): Promise<Array<[string, PositionEvent[]]>> {
     const imeis = [...byDevice.keys()];
+    let left: Array<[string, PositionEvent[]]> = [];
     let applied = 0;
     let late = 0;
     let newestReceipt = 0;
-    const { raised, deliveries } = await processBatch(pool, imeis, {
-      apply(states, limits) {
-        applied = 0;
-        late = 0;
-        const after: DeviceState[] = [];
-        const events: RaisedEvent[] = [];
-        for (const [imei, its] of byDevice) {
-          const speedLimitKmh = limits.get(imei) ?? (options.defaultSpeedLimitKmh || undefined);
-          let state = states.get(imei);
-          const before = state;
-          for (const position of its) {
-            const result = applyPosition(state, position, { inside: insideOf.get(position)!, geofences: geofencesById, speedLimitKmh });
-            if (result.outcome === 'seen') continue;
-            applied += 1;
-            if (result.outcome === 'late') late += 1;
-            newestReceipt = Math.max(newestReceipt, Date.parse(position.receivedAt));
-            state = result.state;
-            events.push(...result.events);
+    const { raised, deliveries } = await processBatch(
+      pool,
+      imeis,
+      {
+        apply(states, limits) {
+          applied = 0;
+          late = 0;
+          left = [];
+          const after: DeviceState[] = [];
+          const events: RaisedEvent[] = [];
+          for (const [imei, its] of byDevice) {
+            const speedLimitKmh = limits.get(imei) ?? (options.defaultSpeedLimitKmh || undefined);
+            let state = states.get(imei);
+            const before = state;
+            for (const [k, position] of its.entries()) {
+              if (events.length >= TRANSACTION_EVENTS) {
+                left.push([imei, its.slice(k)]);
+                break;
+              }
+              const result = applyPosition(state, position, { inside: insideOf.get(position)!, geofences: geofencesById, speedLimitKmh });
+              if (result.outcome === 'seen') continue;
+              applied += 1;
+              if (result.outcome === 'late') late += 1;
+              newestReceipt = Math.max(newestReceipt, Date.parse(position.receivedAt));
+              state = result.state;
+              events.push(...result.events);
+            }
+            if (state && state !== before) after.push(state);
           }
-          if (state && state !== before) after.push(state);
-        }
-        return { states: after, events };
+          return { states: after, events };
+        },
       },
-    });
+      held,
+    );
     metrics.positions(applied);
     if (late) metrics.late(late);
     metrics.raised(raised, newestReceipt || undefined);
     if (deliveries) options.onDeliveries?.();
+    return left;
   }
 }
