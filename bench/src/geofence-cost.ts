@@ -111,7 +111,15 @@ export async function geofenceCost(phase: Phase, run: string): Promise<GeofenceC
   try {
     phase.log(`geofence cost: the same with the worst set (${set.length} geofences)`);
     const worst = await measured(phase, `${run}g1-`);
-    return { startedAt, rate: RATE, seconds: SECONDS, none: none.perPositionUs, worst: worst.perPositionUs, geofences: set.length, failures: none.failures + worst.failures };
+    return {
+      startedAt,
+      rate: RATE,
+      seconds: SECONDS,
+      none: none.perPositionUs,
+      worst: worst.perPositionUs,
+      geofences: set.length,
+      failures: none.failures + worst.failures,
+    };
   } finally {
     await phase.pool.query("DELETE FROM geofences WHERE name LIKE 'worst-%'");
   }
