@@ -6,6 +6,7 @@ import http from 'node:http';
 import { createPool, IDLE_IN_TRANSACTION_TIMEOUT_MS } from '@fleet/shared/db/pool';
 import { createLogger } from '@fleet/shared/logger';
 import { createMetricsRegistry, serveMetrics } from '@fleet/shared/metrics';
+import type { Registry } from 'prom-client';
 import type { PositionEvent } from '@fleet/shared/schemas/position-event';
 import { geofenceRequestSchema } from '@fleet/gateway/geofences/geofence.schema';
 import { containsPoint } from '../../services/event-processor/src/geofence-area';
@@ -68,71 +69,72 @@ const scrape = (port: number) =>
     http.get(`http://127.0.0.1:${port}/metrics`, (response) => resolve(response.resume().statusCode ?? 0)).on('error', reject);
   });
 
+/**
+ * A position processor on a pool set up as the service's own (a transaction idle for 5 s is ended by the
+ * server), with its metrics registry; both closed after `work`.
+ */
+async function withProcessor(work: (process: (positions: PositionEvent[]) => Promise<void>, registry: Registry) => Promise<void>) {
+  const pool = createPool({
+    connectionString: database.url,
+    max: 4,
+    applicationName: 'test',
+    idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  });
+  const registry = createMetricsRegistry('event-processor');
+  try {
+    await work(
+      positionProcessor({
+        pool,
+        logger: createLogger('test', 'warn'),
+        metrics: createEventMetrics(registry, pool),
+        defaultSpeedLimitKmh: 0,
+      }),
+      registry,
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
 test('2,000 fixes against the worst geofence set the limits allow are all processed, their enters raised, the metrics answering meanwhile', async () => {
   for (const fence of set) expect(geofenceRequestSchema.safeParse(fence).success).toBe(true);
   expect(set.length).toBe(10_000);
 
-  // As the service's own pool: a transaction idle for 5 s is ended by the server.
-  const pool = createPool({
-    connectionString: database.url,
-    max: 4,
-    applicationName: 'test',
-    idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  });
-  const registry = createMetricsRegistry('event-processor');
-  const metrics = await serveMetrics(registry, 0);
-  try {
-    const process = positionProcessor({
-      pool,
-      logger: createLogger('test', 'warn'),
-      metrics: createEventMetrics(registry, pool),
-      defaultSpeedLimitKmh: 0,
-    });
-    const all = fixes();
-    let done = false;
-    const processing = process(all).finally(() => (done = true));
-    // Scraped once the work has begun: it answers before the work ends.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await scrape(metrics.port)).toBe(200);
-    expect(done).toBe(false);
-    await processing;
+  await withProcessor(async (process, registry) => {
+    const metrics = await serveMetrics(registry, 0);
+    try {
+      const all = fixes();
+      let done = false;
+      const processing = process(all).finally(() => (done = true));
+      // Scraped once the work has begun: it answers before the work ends.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await scrape(metrics.port)).toBe(200);
+      expect(done).toBe(false);
+      await processing;
 
-    const states = await database.pool.query<{ imei: string; last_position_id: string; geofences: number }>(
-      'SELECT imei, last_position_id, cardinality(geofence_ids) AS geofences FROM event_device_states ORDER BY imei',
-    );
-    expect(states.rows.map((row) => Number(row.last_position_id))).toEqual([1997, 1998, 1999, 2000]);
-    for (const [device, row] of states.rows.entries()) {
-      const first = all[device]!;
-      const expected = set.filter((fence) => containsPoint(fence.area, first.longitude, first.latitude)).length;
-      expect(expected).toBeGreaterThan(1000);
-      expect(row.geofences).toBe(expected);
-      const enters = await database.pool.query('SELECT count(*)::int AS n FROM events WHERE imei = $1 AND type = $2', [
-        row.imei,
-        'geofenceEnter',
-      ]);
-      expect(enters.rows[0].n).toBe(expected);
+      const states = await database.pool.query<{ imei: string; last_position_id: string; geofences: number }>(
+        'SELECT imei, last_position_id, cardinality(geofence_ids) AS geofences FROM event_device_states ORDER BY imei',
+      );
+      expect(states.rows.map((row) => Number(row.last_position_id))).toEqual([1997, 1998, 1999, 2000]);
+      for (const [device, row] of states.rows.entries()) {
+        const first = all[device]!;
+        const expected = set.filter((fence) => containsPoint(fence.area, first.longitude, first.latitude)).length;
+        expect(expected).toBeGreaterThan(1000);
+        expect(row.geofences).toBe(expected);
+        const enters = await database.pool.query('SELECT count(*)::int AS n FROM events WHERE imei = $1 AND type = $2', [
+          row.imei,
+          'geofenceEnter',
+        ]);
+        expect(enters.rows[0].n).toBe(expected);
+      }
+    } finally {
+      await metrics.close();
     }
-  } finally {
-    await metrics.close();
-    await pool.end();
-  }
+  });
 }, 180_000);
 
 test('first fixes of many devices at once, each entering thousands of geofences, are all applied across transactions of bounded events', async () => {
-  const pool = createPool({
-    connectionString: database.url,
-    max: 4,
-    applicationName: 'test',
-    idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  });
-  const registry = createMetricsRegistry('event-processor');
-  try {
-    const process = positionProcessor({
-      pool,
-      logger: createLogger('test', 'warn'),
-      metrics: createEventMetrics(registry, pool),
-      defaultSpeedLimitKmh: 0,
-    });
+  await withProcessor(async (process) => {
     const [longitude, latitude] = places[0]!;
     const firsts = Array.from({ length: 20 }, (_, i) => ({
       ...fixes()[0]!,
@@ -147,7 +149,5 @@ test('first fixes of many devices at once, each entering thousands of geofences,
       "SELECT imei, count(*)::int AS n FROM events WHERE type = 'geofenceEnter' AND imei LIKE '35693803565%' GROUP BY imei ORDER BY imei",
     );
     expect(rows.map((row) => row.n)).toEqual(firsts.map(() => inside));
-  } finally {
-    await pool.end();
-  }
+  });
 }, 180_000);
