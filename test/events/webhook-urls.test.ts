@@ -56,14 +56,18 @@ describe('a webhook URL at creation', () => {
     }
   });
 
-  test('a NUL in the URL or the secret, or in any string of a body, is a 400, and nothing is stored', async () => {
+  test('a NUL in the URL, the secret or a trip attribute is a 400 naming the field, and nothing is stored', async () => {
     const before = (await api.get(WEBHOOKS_PATH)).body.data.length;
-    for (const body of [
-      { url: 'http://example.com/a\u0000b', secret },
-      { url: 'http://example.com/x', secret: 'a-secret-long\u0000enough' },
-    ]) {
+    for (const [body, field] of [
+      [{ url: 'http://example.com/a\u0000b', secret }, 'url'],
+      [{ url: 'http://example.com/x', secret: 'a-secret-long\u0000enough' }, 'secret'],
+    ] as const) {
       const answer = await api.post(WEBHOOKS_PATH, body);
-      expect([answer.status, answer.body.code]).toEqual([400, 'E-V1/1-02']);
+      expect([answer.status, answer.body.code, answer.body.issues]).toEqual([
+        400,
+        'E-V1/1-01',
+        [expect.objectContaining({ path: field, message: 'must not contain a NUL character' })],
+      ]);
     }
     expect((await api.get(WEBHOOKS_PATH)).body.data.length).toBe(before);
     const trip = await api.post(TRIP_LOCATION_PATH, {
@@ -73,7 +77,7 @@ describe('a webhook URL at creation', () => {
       longitude: 106.8,
       attributes: { note: 'a\u0000b' },
     });
-    expect([trip.status, trip.body.code]).toEqual([400, 'E-V1/1-02']);
+    expect([trip.status, trip.body.code]).toEqual([400, 'E-V1/1-01']);
     // An escaped backslash before u0000 is text, not a NUL.
     const text = await api.post(WEBHOOKS_PATH, { url: 'http://example.com/x', secret: 'a-secret-\\u0000-long' });
     expect(text.status).toBe(200);

@@ -22,8 +22,11 @@ export const MAX_ATTRIBUTE_VALUES = 1024;
 /** The attributes as JSON, in UTF-8 bytes. */
 export const MAX_ATTRIBUTES_BYTES = 16 * 1024;
 
+/** PostgreSQL stores no NUL in text or JSONB: a value holding one would fail the writer's insert. */
+const NUL_REFUSED = 'Must not hold a NUL character (\\u0000) in a key or a string';
+
 /**
- * Why attributes are too large to keep, or undefined when they fit. Walked with a stack, never recursion:
+ * Why attributes are too large to keep, or hold what cannot be stored (a NUL), or undefined when they fit. Walked with a stack, never recursion:
  * a value nested twenty thousand deep must be refused here, before anything serialises it (JSON.stringify
  * would overflow the call stack), and it must stop at the first bound passed rather than read it all.
  */
@@ -34,9 +37,11 @@ export function attributesBeyondBounds(attributes: Record<string, unknown>): str
     const { value, depth } = stack.pop()!;
     if (value === null || typeof value !== 'object') {
       if (typeof value === 'number' && !Number.isFinite(value)) return 'Must hold only finite numbers';
+      if (typeof value === 'string' && value.includes('\u0000')) return NUL_REFUSED;
       continue;
     }
     if (depth > MAX_ATTRIBUTES_DEPTH) return `Must nest at most ${MAX_ATTRIBUTES_DEPTH} levels deep`;
+    if (!Array.isArray(value) && Object.keys(value).some((key) => key.includes('\u0000'))) return NUL_REFUSED;
     const children = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
     values += children.length;
     if (values > MAX_ATTRIBUTE_VALUES) return `Must hold at most ${MAX_ATTRIBUTE_VALUES} keys and list elements in all`;

@@ -60,25 +60,13 @@ export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, body: B
 }
 
 /**
- * A `\u0000` escape that is one: preceded by an even number of backslashes (none, or escaped ones). JSON
- * has no backslash outside its strings, so this finds a NUL in any of them, which no text field takes
- * and PostgreSQL refuses in text and JSONB alike.
- */
-const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
-
-/**
- * The check of a JSON body's bytes before it is parsed: UTF-8 when it says so (requireUtf8), no NUL in
- * any string, and nested no deeper than MAX_JSON_DEPTH (json-nesting.ts). `lines`: NDJSON, each line
- * counted on its own.
+ * The check of a JSON body's bytes before it is parsed: UTF-8 when it says so (requireUtf8), and nested no
+ * deeper than MAX_JSON_DEPTH (json-nesting.ts). `lines`: NDJSON, each line counted on its own.
  */
 export function checkJsonBytes(lines: boolean): (req: IncomingMessage, res: ServerResponse, body: Buffer, charset: string) => void {
   return (req, res, body, charset) => {
     requireUtf8(req, res, body, charset);
-    const text = asUtf8(body, charset);
-    if (text.includes('\\u0000') && ESCAPED_NUL.test(text.toString('utf8'))) {
-      throw refuseBody(new AppError({ kind: 'malformedBody', detail: 'a string of the body holds a NUL character (\\u0000)' }));
-    }
-    if (nestsDeeperThan(text, MAX_JSON_DEPTH, lines)) {
+    if (nestsDeeperThan(asUtf8(body, charset), MAX_JSON_DEPTH, lines)) {
       throw refuseBody(
         new AppError({ kind: 'malformedBody', detail: `the body nests arrays and objects more than ${MAX_JSON_DEPTH} deep` }),
       );

@@ -9,6 +9,7 @@ export const WEBHOOK_SECRET_MAX_LENGTH = 256;
 
 /** What is wrong with a webhook's URL, if anything. */
 function urlProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain a NUL character';
   // A zone names an interface of this host (fe80::1%25eth0): a link-local address, which the URL parser refuses.
   if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\[[^\]]*%/i.test(text)) return 'must not name an IPv6 zone: a link-local address is not reachable';
   let url: URL;
@@ -46,7 +47,12 @@ export const webhookRequestSchema = z.strictObject({
     .max(EVENT_TYPES.length)
     .refine((types) => new Set(types).size === types.length, 'must not repeat a type')
     .optional(),
-  secret: z.string().min(WEBHOOK_SECRET_MIN_LENGTH).max(WEBHOOK_SECRET_MAX_LENGTH),
+  // PostgreSQL stores no NUL in text: refused here rather than failing the insert.
+  secret: z
+    .string()
+    .min(WEBHOOK_SECRET_MIN_LENGTH)
+    .max(WEBHOOK_SECRET_MAX_LENGTH)
+    .refine((secret) => !secret.includes('\u0000'), 'must not contain a NUL character'),
 });
 
 export interface Webhook {
